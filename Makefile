@@ -1,0 +1,139 @@
+# ptrec: targeted hardware instruction tracing (Intel PT, CoreSight) with AUX pause/resume.
+#
+#   make              build ptrec, ptdump and the software-tracer plugin into build/
+#   make check        build and run every test suite; ends with "N passed, N failed, N skipped"
+#   make check SANITIZE=1   the same with AddressSanitizer + UndefinedBehaviorSanitizer (build/san/)
+#   make deps         install the Debian packages needed to build, test and run (root)
+#   make install      PREFIX=/usr/local DESTDIR= : binaries, plugin, man pages, completions
+#   make demo         the main job: record a real program and decode it
+#
+# Sources are picked up by wildcard: src/*.c and decoders/*.c form libprec.a,
+# cmd/ptrec*.c make ptrec, cmd/ptdump*.c make ptdump, emulate/*.c make the QEMU
+# plugin, tests/unit/test_*.c are one test binary each.
+
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+BINDIR   ?= $(PREFIX)/bin
+LIBDIR   ?= $(PREFIX)/lib
+MANDIR   ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+
+CC       ?= cc
+PKG_CONFIG ?= pkg-config
+V        ?= 0
+Q        := $(if $(filter 1,$(V)),,@)
+
+ifeq ($(SANITIZE),1)
+B        ?= build/san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT      ?= -O1
+else
+B        ?= build
+SANFLAGS :=
+OPT      ?= -O2
+endif
+
+WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 -Wstrict-prototypes
+ifeq ($(WERROR),1)
+WARN     += -Werror
+endif
+
+PKGS     := libzstd libelf libdw opencsd_c_api capstone
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+ifeq ($(PKG_LIBS),)
+PKG_LIBS := -lzstd -lelf -ldw -lopencsd_c_api -lopencsd -lcapstone
+endif
+# libipt ships no .pc file: link it directly.
+IPT_LIBS := -lipt
+
+CPPFLAGS += -D_GNU_SOURCE -Isrc -Idecoders -DPTREC_LIBDIR='"$(LIBDIR)/ptrec"'
+CFLAGS   ?= $(OPT) -g
+CFLAGS   += -std=gnu11 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
+LDFLAGS  += $(SANFLAGS)
+LDLIBS   := $(IPT_LIBS) $(PKG_LIBS) -lpthread -lm
+
+LIB_SRC  := $(sort $(wildcard src/*.c decoders/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+PTREC_SRC  := $(sort $(wildcard cmd/ptrec*.c cmd/cli*.c))
+PTDUMP_SRC := $(sort $(wildcard cmd/ptdump*.c cmd/cli*.c))
+PLUGIN_SRC := $(sort $(wildcard emulate/*.c))
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
+TEST_LIB := $(sort $(wildcard tests/unit/harness*.c))
+
+PLUGIN   := $(B)/ptrec-emu.so
+
+all: $(B)/ptrec $(B)/ptdump $(PLUGIN)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/libprec.a: $(LIB_OBJ)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/ptrec: $(PTREC_SRC:%.c=$(B)/%.o) $(B)/libprec.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/ptdump: $(PTDUMP_SRC:%.c=$(B)/%.o) $(B)/libprec.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The QEMU plugin is loaded into qemu-x86_64, which is not built with the
+# sanitizers, so it is always built without them.
+$(B)/emu/%.o: emulate/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (plugin)"
+	$(Q)$(CC) $(CPPFLAGS) -Iemulate $(OPT) -g -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
+
+$(PLUGIN): $(PLUGIN_SRC:emulate/%.c=$(B)/emu/%.o)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared -o $@ $^ $(IPT_LIBS) -lpthread
+
+$(B)/tests/%: tests/unit/%.c $(TEST_LIB:%.c=$(B)/%.o) $(B)/libprec.a
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_LIB:%.c=$(B)/%.o) $(B)/libprec.a $(LDLIBS)
+
+tests: all $(TEST_BIN)
+
+check: tests
+	$(Q)B=$(B) SANITIZE=$(SANITIZE) tests/run-all.sh
+
+check-hw: all
+	$(Q)B=$(B) tests/run-all.sh hw
+
+demo: all
+	$(Q)B=$(B) ./demo.sh
+
+deps:
+	$(Q)./scripts/install-deps.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/ptrec $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0755 $(B)/ptrec $(B)/ptdump $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(PLUGIN) $(DESTDIR)$(LIBDIR)/ptrec/
+	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 completions/ptrec.bash $(DESTDIR)$(BASHCOMPDIR)/ptrec
+	install -m 0644 completions/ptdump.bash $(DESTDIR)$(BASHCOMPDIR)/ptdump
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ptrec $(DESTDIR)$(BINDIR)/ptdump
+	rm -rf $(DESTDIR)$(LIBDIR)/ptrec
+	rm -f $(DESTDIR)$(MANDIR)/man1/ptrec.1 $(DESTDIR)$(MANDIR)/man1/ptdump.1 $(DESTDIR)$(MANDIR)/man5/ptrec-file.5
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/ptrec $(DESTDIR)$(BASHCOMPDIR)/ptdump
+
+clean:
+	rm -rf build
+
+.PHONY: all tests check check-hw demo deps install uninstall clean
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
