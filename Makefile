@@ -61,6 +61,11 @@ PLUGIN_SRC := $(sort $(wildcard emulate/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 TEST_LIB := $(sort $(wildcard tests/unit/harness*.c))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
+# Test programs for the software tracer: plain x86-64 binaries, no sanitizers.
+PROG_SRC := $(sort $(wildcard tests/progs/*.c))
+PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(B)/progs/%)
 
 PLUGIN   := $(B)/ptrec-emu.so
 
@@ -99,7 +104,21 @@ $(B)/tests/%: tests/unit/%.c $(TEST_LIB:%.c=$(B)/%.o) $(B)/libprec.a
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_LIB:%.c=$(B)/%.o) $(B)/libprec.a $(LDLIBS)
 
-tests: all $(TEST_BIN)
+$(B)/bench/%: bench/%.c $(B)/libprec.a
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libprec.a $(LDLIBS)
+
+# Each test program may name extra link flags in a line "// LDFLAGS: ...".
+$(B)/progs/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (test program)"
+	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -fcf-protection=none -Wall -o $@ $< -pthread \
+		$$(sed -n 's,^// LDFLAGS: ,,p' $<)
+
+tests: all $(TEST_BIN) $(PROG_BIN)
+
+bench: all $(BENCH_BIN)
 
 check: tests
 	$(Q)B=$(B) SANITIZE=$(SANITIZE) tests/run-all.sh
@@ -132,7 +151,7 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all tests check check-hw demo deps install uninstall clean
+.PHONY: all tests bench check check-hw demo deps install uninstall clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
