@@ -120,13 +120,16 @@ tests: all $(TEST_BIN) $(PROG_BIN)
 
 bench: all $(BENCH_BIN)
 
-check: tests
+check: deps
+	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)B=$(B) SANITIZE=$(SANITIZE) tests/run-all.sh
 
-check-hw: all
+check-hw: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) tests/run-all.sh hw
 
-demo: all
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) ./demo.sh
 
 deps:

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+#include <cpuid.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+
+#include "probe.h"
+#include "util.h"
+
+#ifndef TRACEFS_MAGIC
+#define TRACEFS_MAGIC 0x74726163
+#endif
+#ifndef DEBUGFS_MAGIC
+#define DEBUGFS_MAGIC 0x64626720
+#endif
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+
+static int try_open(struct prec_attr *a)
+{
+	int fd = prec_perf_event_open(a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return fd;
+}
+
+int prec_probe_aux_action_kernel(int *errno_out)
+{
+	struct prec_attr a;
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	a.size = PREC_ATTR_SIZE;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	err = try_open(&a);
+	if (errno_out)
+		*errno_out = -err;
+	if (err)
+		return err;
+	a.aux_start_paused = 1;
+	err = try_open(&a);
+	if (errno_out)
+		*errno_out = -err;
+	if (err == -EOPNOTSUPP)
+		return PREC_AUXACT_KERNEL;
+	if (err == -EINVAL || err == -E2BIG)
+		return PREC_AUXACT_OLD_KERNEL;
+	/* A software event accepting the bit would be a new kernel behaviour. */
+	return err ? PREC_AUXACT_UNKNOWN : PREC_AUXACT_KERNEL;
+}
+
+int prec_probe_aux_pause(const struct prec_attr *aux_attr)
+{
+	struct prec_attr a = *aux_attr;
+	int err;
+
+	a.size = PREC_ATTR_SIZE;
+	a.disabled = 1;
+	a.aux_action = PREC_AUX_START_PAUSED;
+	err = try_open(&a);
+	if (err && err != -EOPNOTSUPP && err != -EINVAL) {
+		a.exclude_kernel = 1;
+		err = try_open(&a);
+	}
+	if (err && err != -EOPNOTSUPP && err != -EINVAL) {
+		a.exclude_hv = 1;
+		err = try_open(&a);
+	}
+	if (err == -EINVAL) {
+		/* Tell an old kernel from a bad attr: does it open without the bit? */
+		int plain;
+
+		a.aux_action = 0;
+		plain = try_open(&a);
+		/* The attr is bad without the bit too: not the kernel's age. */
+		if (plain)
+			return plain == -EINVAL ? -EPROTO : plain;
+		return -EINVAL;
+	}
+	return err;
+}
+
+int prec_probe_paranoid(int *level)
+{
+	char p[256];
+	char *s;
+	long n;
+	int err;
+
+	err = prec_sys_path(p, sizeof(p), "/proc/sys/kernel/perf_event_paranoid");
+	if (err)
+		return err;
+	n = prec_read_text(p, &s);
+	if (n < 0)
+		return (int)n;
+	*level = atoi(s);
+	free(s);
+	return 0;
+}
+
+bool prec_probe_privileged(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (geteuid() == 0)
+		return true;
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return (d[CAP_PERFMON / 32].effective & (1u << (CAP_PERFMON % 32))) ||
+	       (d[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32)));
+}
+
+bool prec_cpuid_pt(uint32_t leaf14[2][4])
+{
+	unsigned a, b, c, d, max = __get_cpuid_max(0, NULL);
+
+	memset(leaf14, 0, sizeof(uint32_t) * 8);
+	if (max < 0x14)
+		return false;
+	__cpuid_count(7, 0, a, b, c, d);
+	if (!(b & (1u << 25))) /* CPUID.7.0:EBX[25] = Intel PT */
+		return false;
+	__cpuid_count(0x14, 0, leaf14[0][0], leaf14[0][1], leaf14[0][2], leaf14[0][3]);
+	__cpuid_count(0x14, 1, leaf14[1][0], leaf14[1][1], leaf14[1][2], leaf14[1][3]);
+	return true;
+}
+
+bool prec_cpuid_tsc(uint32_t leaf15[3])
+{
+	unsigned a, b, c, d;
+
+	memset(leaf15, 0, sizeof(uint32_t) * 3);
+	if (__get_cpuid_max(0, NULL) < 0x15)
+		return false;
+	__cpuid_count(0x15, 0, a, b, c, d);
+	leaf15[0] = a;
+	leaf15[1] = b;
+	leaf15[2] = c;
+	return a && b;
+}
+
+void prec_cpuid_ident(char vendor[13], unsigned *family, unsigned *model, unsigned *stepping)
+{
+	unsigned a, b, c, d, fam, mod;
+
+	__cpuid(0, a, b, c, d);
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	vendor[12] = '\0';
+	__cpuid(1, a, b, c, d);
+	fam = (a >> 8) & 0xf;
+	mod = (a >> 4) & 0xf;
+	if (fam == 0xf)
+		fam += (a >> 20) & 0xff;
+	if (fam == 0x6 || fam >= 0xf)
+		mod += ((a >> 16) & 0xf) << 4;
+	*family = fam;
+	*model = mod;
+	*stepping = a & 0xf;
+}
+
+static bool is_tracefs(const char *p)
+{
+	struct statfs s;
+	char ev[512];
+	struct stat st;
+
+	/* Fixture trees (PTREC_SYSROOT) are plain directories. */
+	if (prec_sysroot()[0]) {
+		snprintf(ev, sizeof(ev), "%s/events", p);
+		return stat(ev, &st) == 0 && S_ISDIR(st.st_mode);
+	}
+	if (statfs(p, &s))
+		return false;
+	return s.f_type == TRACEFS_MAGIC || s.f_type == DEBUGFS_MAGIC;
+}
+
+int prec_tracefs_path(char *path, size_t size)
+{
+	static const char *const where[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	size_t i;
+
+	for (i = 0; i < PREC_ARRAY_SIZE(where); i++) {
+		if (prec_sys_path(path, size, "%s", where[i]))
+			return -ENAMETOOLONG;
+		if (is_tracefs(path))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int prec_tracefs_mount(char *path, size_t size)
+{
+	int err = prec_tracefs_path(path, size);
+
+	if (err != -ENOENT || prec_sysroot()[0] || geteuid() != 0)
+		return err;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
+		return -errno;
+	return prec_tracefs_path(path, size);
+}
+
+int prec_find_in_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	const char *p, *e;
+
+	if (strchr(name, '/')) {
+		if (access(name, X_OK))
+			return -errno;
+		if ((size_t)snprintf(out, size, "%s", name) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, ':');
+		if ((size_t)snprintf(out, size, "%.*s/%s", (int)(e - p), p[0] ? p : ".", name) >=
+		    size)
+			continue;
+		if (e == p)
+			snprintf(out, size, "./%s", name);
+		if (!access(out, X_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
