@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one trace-decoder interface. A decoder turns one stream of a session
+ * (per-thread or per-CPU trace bytes) into a flat sequence of events, pulled
+ * one at a time:
+ *
+ *	struct prec_decoder *d;
+ *	struct prec_tev ev;
+ *	err = prec_decoder_open(&prec_intel_pt_decoder, s, stream, &d);
+ *	while ((err = prec_decoder_next(d, &ev)) > 0)
+ *		... use ev ...
+ *	prec_decoder_free(d);
+ *
+ * Implementations: prec_intel_pt_decoder (libipt). A CoreSight decoder will
+ * implement the same ops. Decoders never print and never stop on bad trace:
+ * a decode error is an event (PREC_TEV_ERROR with the stream offset), after
+ * which the decoder resynchronises at the next sync point and continues.
+ * Library-specific error codes are translated at this boundary.
+ *
+ * Calls and returns are branch events (PREC_TEV_BRANCH) whose kind is
+ * PREC_BR_CALL / PREC_BR_RETURN; formatters build call stacks from those.
+ */
+#ifndef PREC_DECODER_H
+#define PREC_DECODER_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "common.h"
+#include "session.h"
+
+enum prec_tev_type {
+	PREC_TEV_BLOCK = 1,       /* instructions [ip, end_ip], executed in order */
+	PREC_TEV_BRANCH,          /* a taken control transfer */
+	PREC_TEV_TRACE_BEGIN,     /* tracing (re)enabled: TIP.PGE, resume */
+	PREC_TEV_TRACE_END,       /* tracing disabled: TIP.PGD, pause, syscall */
+	PREC_TEV_ERROR,           /* decode error; the decoder resyncs after it */
+	PREC_TEV_GAP,             /* trace bytes were lost (recording gap) */
+	PREC_TEV_OVERFLOW,        /* the tracer's internal buffer overflowed */
+	PREC_TEV_SWITCH,          /* a per-CPU stream moved to another thread */
+	PREC_TEV_TIME,            /* a timing update with no other event */
+};
+
+enum prec_br_kind {
+	PREC_BR_NONE = 0,
+	PREC_BR_CALL,             /* near call (direct or indirect) */
+	PREC_BR_RETURN,           /* near return */
+	PREC_BR_JUMP,             /* near direct unconditional jump */
+	PREC_BR_COND,             /* taken conditional jump */
+	PREC_BR_INDIRECT,         /* near indirect jump */
+	PREC_BR_SYSCALL,          /* syscall/sysenter/int: far call */
+	PREC_BR_SYSRET,           /* sysret/sysexit/iret: far return */
+	PREC_BR_FAR,              /* other far transfer */
+	PREC_BR_INTERRUPT,        /* asynchronous: interrupt, exception, signal */
+	PREC_BR_TX_ABORT,         /* transaction abort */
+};
+
+/* PREC_TEV_BRANCH flags */
+#define PREC_BRF_INDIRECT 0x1     /* target came from trace (TIP), not the code */
+
+/* PREC_TEV_TRACE_END reasons */
+enum prec_end_reason {
+	PREC_END_DISABLED = 0,    /* TIP.PGD after a branch (filter/pause) */
+	PREC_END_SYSCALL,         /* left traced code through a syscall */
+	PREC_END_ASYNC,           /* asynchronous disable (interrupt, pause) */
+	PREC_END_EOS,             /* the stream ended while tracing */
+};
+
+/* Error reasons (PREC_TEV_ERROR .err.code, negative) beyond prec_err. */
+enum prec_dec_err {
+	PREC_DE_NOMAP = 1,        /* no code image for the address */
+	PREC_DE_BADPKT,           /* malformed packet */
+	PREC_DE_BADINSN,          /* cannot decode the instruction */
+	PREC_DE_NOSYNC,           /* no sync point in the data */
+	PREC_DE_CONTEXT,          /* trace does not fit the code (desync) */
+	PREC_DE_OTHER,
+};
+
+struct prec_tev {
+	enum prec_tev_type type;
+	uint64_t time;            /* perf time, 0 when unknown */
+	uint64_t tsc;             /* raw timestamp, 0 when unknown */
+	uint64_t offset;          /* stream offset of the packet that produced it */
+	int32_t cpu, pid, tid;    /* -1 when unknown */
+	union {
+		struct {
+			uint64_t ip, end_ip; /* first and last instruction */
+			uint32_t ninsn;
+			uint8_t mode;    /* 16, 32 or 64 (bits) */
+		} block;
+		struct {
+			uint64_t from, to; /* to is 0 when tracing stopped at it */
+			enum prec_br_kind kind;
+			uint8_t insn_len;  /* length of the branch at from, 0 if unknown */
+			uint32_t flags;
+		} branch;
+		struct {
+			uint64_t ip;      /* where tracing (re)starts / last IP */
+			uint64_t to;      /* TRACE_END: the IP it would go on at, or 0 */
+			enum prec_end_reason reason;
+		} trace;
+		struct {
+			int code;         /* enum prec_dec_err */
+			uint64_t ip;      /* the IP at the error, 0 if unknown */
+			char msg[96];     /* one line, for users */
+		} err;
+		struct {
+			uint64_t lost;    /* bytes lost, 0 if unknown */
+		} gap;
+		struct {
+			int32_t prev_pid, prev_tid;
+		} sw;
+	} u;
+};
+
+struct prec_decoder_opts {
+	bool no_blocks;           /* skip PREC_TEV_BLOCK events (call traces) */
+};
+
+struct prec_decoder_ops {
+	const char *name;
+	/*
+	 * Opens a decoder for @stream of finalized session @s (both must outlive
+	 * it). Returns 0 and *@priv, or a negative error (-ENOMEM,
+	 * -EOPNOTSUPP when the session is not for this trace format).
+	 */
+	int (*open)(struct prec_session *s, const struct prec_stream *stream,
+		    const struct prec_decoder_opts *opts, void **priv);
+	/* Fills @ev; returns 1, 0 at the end of the stream, or a negative error. */
+	int (*next)(void *priv, struct prec_tev *ev);
+	void (*close)(void *priv);
+};
+
+extern const struct prec_decoder_ops prec_intel_pt_decoder;
+
+struct prec_decoder {
+	const struct prec_decoder_ops *ops;
+	void *priv;
+};
+
+/* Returns a static name for a branch kind ("call", "return", ...). */
+const char *prec_br_kind_name(enum prec_br_kind k);
+
+static inline int prec_decoder_open(const struct prec_decoder_ops *ops,
+				    struct prec_session *s,
+				    const struct prec_stream *stream,
+				    const struct prec_decoder_opts *opts,
+				    struct prec_decoder **out)
+{
+	struct prec_decoder *d;
+	int err;
+
+	*out = NULL;
+	d = (struct prec_decoder *)calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->ops = ops;
+	err = ops->open(s, stream, opts, &d->priv);
+	if (err) {
+		free(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+static inline int prec_decoder_next(struct prec_decoder *d, struct prec_tev *ev)
+{
+	return d->ops->next(d->priv, ev);
+}
+
+static inline void prec_decoder_free(struct prec_decoder *d)
+{
+	if (!d)
+		return;
+	d->ops->close(d->priv);
+	free(d);
+}
+
+#endif

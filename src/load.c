@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load.h"
+#include "perf_abi.h"
+
+static void on_damage(void *ctx, const struct prec_tfile_damage *dmg)
+{
+	struct prec_load_report *rep = ctx;
+
+	if (rep->ndamage < PREC_ARRAY_SIZE(rep->damage))
+		prec_tfile_damage_str(dmg, rep->damage[rep->ndamage], sizeof(rep->damage[0]));
+	rep->ndamage++;
+}
+
+int prec_load_open(const char *path, struct prec_load_report *rep, struct prec_tfile_reader **out,
+		   struct prec_diag *d)
+{
+	struct prec_tfile_ropts ro = { .on_damage = on_damage, .ctx = rep };
+
+	memset(rep, 0, sizeof(*rep));
+	return prec_tfile_reader_new(path, &ro, out, d);
+}
+
+/* The value of the bits @mask of @config, shifted down (for contiguous fields). */
+static unsigned field(uint64_t config, uint64_t mask)
+{
+	if (!mask)
+		return 0;
+	return (unsigned)((config & mask) >> __builtin_ctzll(mask));
+}
+
+void prec_load_machine(const struct prec_tfile_machine *fm, const struct prec_tfile_events *evs,
+		       struct prec_machine *m)
+{
+	uint64_t config = 0;
+	uint32_t i;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->vendor, sizeof(m->vendor), "%.15s", fm->vendor);
+	m->family = (uint16_t)fm->family;
+	m->model = (uint8_t)fm->model;
+	m->stepping = (uint8_t)fm->stepping;
+	m->cpuid_15_eax = fm->cpuid_15[0];
+	m->cpuid_15_ebx = fm->cpuid_15[1];
+	m->max_nonturbo_ratio = fm->max_nonturbo_ratio;
+	m->nominal_mhz = (uint32_t)(fm->nominal_freq_hz / 1000000);
+	m->time_shift = fm->time_shift;
+	m->time_mult = fm->time_mult;
+	m->time_zero = fm->time_zero;
+	m->cap_user_time_zero = fm->flags & PREC_TFILE_M_CAP_USER_TIME_ZERO;
+	m->per_cpu = fm->flags & PREC_TFILE_M_PER_CPU;
+	for (i = 0; evs && i < evs->n; i++)
+		if (evs->ev[i].flags & PREC_TFILE_EV_AUX)
+			config = evs->ev[i].attr.config;
+	m->tsc = config & fm->pt_tsc_mask;
+	m->mtc = config & fm->pt_mtc_mask;
+	m->cyc = config & fm->pt_cyc_mask;
+	m->noretcomp = config & fm->pt_noretcomp_mask;
+	m->mtc_period = (uint8_t)field(config, fm->pt_mtc_period_mask);
+}
+
+static enum prec_evkind kind_of(const struct prec_tfile_event *e)
+{
+	if (e->flags & PREC_TFILE_EV_AUX)
+		return PREC_EVK_TRACER;
+	if (e->flags & PREC_TFILE_EV_TRACKING)
+		return PREC_EVK_TRACKING;
+	if (e->attr.aux_action & PREC_AUX_PAUSE)
+		return PREC_EVK_PAUSE;
+	if (e->attr.aux_action & PREC_AUX_RESUME)
+		return PREC_EVK_RESUME;
+	return PREC_EVK_OTHER;
+}
+
+/* An image split over several IMAGE chunks, gathered until complete. */
+struct pending {
+	struct prec_tfile_image img;
+	char *path;
+	uint8_t *bytes;
+	uint64_t have;
+};
+
+static int add_image_piece(struct prec_session *s, struct pending **pend, size_t *npend,
+			   const struct prec_tfile_chunk *c)
+{
+	struct prec_tfile_image img;
+	const void *bytes;
+	size_t n, i;
+	struct pending *p = NULL;
+	int err;
+
+	err = prec_tfile_image_decode(c->data, c->len, &img, &bytes, &n);
+	if (err)
+		return 0; /* a malformed image is skipped; the decoder reports missing code */
+	if (!n)
+		return 0; /* a reference: the session finds the file by path and build id */
+	if (c->arg == 0 && n == img.size) {
+		struct prec_image_desc d = {
+			.path = img.path,
+			.build_id = img.build_id_size ? img.build_id : NULL,
+			.build_id_size = img.build_id_size,
+			.file_offset = img.file_offset,
+			.bytes = bytes,
+			.size = n,
+		};
+		return prec_session_add_image(s, &d);
+	}
+	if (img.size > (1ull << 32) || c->arg > img.size || n > img.size - c->arg)
+		return 0;
+	for (i = 0; i < *npend; i++) {
+		struct pending *q = &(*pend)[i];
+
+		if (q->img.file_offset == img.file_offset && q->img.size == img.size &&
+		    !strcmp(q->path, img.path))
+			p = q;
+	}
+	if (!p) {
+		struct pending *np = realloc(*pend, (*npend + 1) * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		*pend = np;
+		p = &np[(*npend)++];
+		memset(p, 0, sizeof(*p));
+		p->img = img;
+		p->path = strdup(img.path);
+		p->bytes = calloc(1, img.size ? img.size : 1);
+		if (!p->path || !p->bytes)
+			return -ENOMEM;
+		p->img.path = p->path;
+	}
+	memcpy(p->bytes + c->arg, bytes, n);
+	p->have += n;
+	if (p->have >= p->img.size) {
+		struct prec_image_desc d = {
+			.path = p->path,
+			.build_id = p->img.build_id_size ? p->img.build_id : NULL,
+			.build_id_size = p->img.build_id_size,
+			.file_offset = p->img.file_offset,
+			.bytes = p->bytes,
+			.size = p->img.size,
+		};
+
+		err = prec_session_add_image(s, &d);
+		p->have = 0; /* added; later duplicates start over */
+		return err;
+	}
+	return 0;
+}
+
+int prec_load_session(struct prec_session *s, struct prec_tfile_reader *r,
+		      struct prec_load_report *rep)
+{
+	struct prec_tfile_machine *fm = NULL;
+	struct prec_tfile_events *evs = NULL;
+	struct prec_tfile_chunk c;
+	struct prec_machine m;
+	struct pending *pend = NULL;
+	size_t npend = 0, i;
+	int err;
+
+	rep->file_flags = prec_tfile_file_header(r)->flags;
+	err = prec_tfile_read_machine(r, &fm);
+	if (err)
+		goto out;
+	err = prec_tfile_read_events(r, &evs);
+	if (err)
+		goto out;
+	prec_load_machine(fm, evs, &m);
+	prec_session_set_machine(s, &m);
+	for (i = 0; i < evs->n; i++) {
+		const struct prec_tfile_event *e = &evs->ev[i];
+		struct prec_evdesc d = {
+			.name = e->name,
+			.kind = kind_of(e),
+			.sample_type = e->attr.sample_type,
+		};
+
+		err = prec_session_add_event(s, &d, e->ids, e->n_ids);
+		if (err < 0)
+			goto out;
+	}
+	prec_tfile_rewind(r);
+	while ((err = prec_tfile_next(r, &c)) > 0) {
+		switch (c.type) {
+		case PREC_TFILE_SIDEBAND:
+			err = prec_session_add_sideband(s, c.data, c.len, c.cpu);
+			if (err == -PREC_E_FORMAT || err == -PREC_E_TRUNCATED) {
+				rep->bad_sideband++;
+				err = 0;
+			}
+			break;
+		case PREC_TFILE_AUX:
+			err = prec_session_add_aux(s, c.cpu, c.tid, c.arg, c.data, c.len);
+			break;
+		case PREC_TFILE_IMAGE:
+			err = add_image_piece(s, &pend, &npend, &c);
+			break;
+		case PREC_TFILE_KSYMS:
+			err = prec_session_add_kallsyms(s, c.data, c.len);
+			break;
+		case PREC_TFILE_KCORE:
+			err = prec_session_add_kernel_text(s, c.arg, c.data, c.len);
+			break;
+		default:
+			err = 0;
+			break;
+		}
+		if (err < 0)
+			goto out;
+	}
+	if (err < 0)
+		goto out;
+	err = prec_tfile_status(r, &rep->status);
+	if (err)
+		goto out;
+	err = prec_session_finalize(s);
+out:
+	for (i = 0; i < npend; i++) {
+		free(pend[i].path);
+		free(pend[i].bytes);
+	}
+	free(pend);
+	free(fm);
+	free(evs);
+	return err;
+}

@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: MIT
+/* Symbol tables from ELF (libelf) and kallsyms; source lines from libdw. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <elfutils/libdw.h>
+#include <dwarf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symtab.h"
+#include "util.h"
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+/* A symbol candidate before dedup: sort keys and a name offset into the pool. */
+struct cand {
+	uint64_t addr, size, sec_end;
+	size_t name;
+	enum prec_symtype type;
+	int rank;                 /* lower is better among aliases */
+};
+
+struct prec_symtab {
+	struct prec_sym *syms;
+	size_t n;
+	char *names;              /* the name pool */
+	struct seg *segs;
+	size_t nsegs;
+	uint8_t build_id[20];
+	size_t build_id_size;
+	/* For source lines: the file (or memory copy) and its libdw handle. */
+	char *path;
+	void *mem;
+	size_t mem_size;
+	int dw_fd;
+	Elf *dw_elf;
+	Dwarf *dw;
+	bool dw_tried;
+};
+
+static void elf_init(void)
+{
+	static bool done;
+
+	if (!done) {
+		elf_version(EV_CURRENT);
+		done = true;
+	}
+}
+
+static struct prec_symtab *symtab_alloc(void)
+{
+	struct prec_symtab *st = calloc(1, sizeof(*st));
+
+	if (st)
+		st->dw_fd = -1;
+	return st;
+}
+
+void prec_symtab_free(struct prec_symtab *st)
+{
+	if (!st)
+		return;
+	if (st->dw)
+		dwarf_end(st->dw);
+	if (st->dw_elf)
+		elf_end(st->dw_elf);
+	if (st->dw_fd >= 0)
+		close(st->dw_fd);
+	free(st->syms);
+	free(st->names);
+	free(st->segs);
+	free(st->path);
+	free(st->mem);
+	free(st);
+}
+
+size_t prec_symtab_count(const struct prec_symtab *st)
+{
+	return st ? st->n : 0;
+}
+
+const struct prec_sym *prec_symtab_at(const struct prec_symtab *st, size_t i)
+{
+	return st && i < st->n ? &st->syms[i] : NULL;
+}
+
+const struct prec_sym *prec_symtab_lookup(const struct prec_symtab *st, uint64_t addr,
+					  uint64_t *off)
+{
+	size_t lo = 0, hi;
+	const struct prec_sym *s;
+
+	if (!st || !st->n)
+		return NULL;
+	hi = st->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &st->syms[lo - 1];
+	if (addr - s->addr >= s->size && !(s->size == 0 && addr == s->addr))
+		return NULL;
+	if (off)
+		*off = addr - s->addr;
+	return s;
+}
+
+const struct prec_sym *prec_symtab_find(const struct prec_symtab *st, const char *name)
+{
+	size_t i;
+
+	if (!st || !name)
+		return NULL;
+	for (i = 0; i < st->n; i++)
+		if (!strcmp(st->syms[i].name, name))
+			return &st->syms[i];
+	return NULL;
+}
+
+int prec_symtab_off_to_vaddr(const struct prec_symtab *st, uint64_t off, uint64_t *vaddr)
+{
+	size_t i;
+
+	for (i = 0; st && i < st->nsegs; i++) {
+		const struct seg *g = &st->segs[i];
+
+		if (off >= g->off && off - g->off < g->filesz) {
+			*vaddr = g->vaddr + (off - g->off);
+			return 0;
+		}
+	}
+	*vaddr = off;
+	return -ENOENT;
+}
+
+size_t prec_symtab_build_id(const struct prec_symtab *st, const uint8_t **id)
+{
+	*id = st->build_id;
+	return st->build_id_size;
+}
+
+/* ---- building ---- */
+
+struct builder {
+	struct cand *c;
+	size_t n, cap;
+	struct prec_buf pool;
+};
+
+static int add_cand(struct builder *b, uint64_t addr, uint64_t size, uint64_t sec_end,
+		    const char *name, enum prec_symtype type, int rank)
+{
+	size_t off = b->pool.len;
+
+	if (!name || !*name)
+		return 0;
+	if (b->n == b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 256;
+		struct cand *n = realloc(b->c, nc * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		b->c = n;
+		b->cap = nc;
+	}
+	if (prec_buf_append(&b->pool, name, strlen(name) + 1))
+		return -ENOMEM;
+	b->c[b->n++] = (struct cand){ .addr = addr, .size = size, .sec_end = sec_end,
+				      .name = off, .type = type, .rank = rank };
+	return 0;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Sorts, keeps the best alias per address, fixes sizes, and moves into @st. */
+static int builder_finish(struct builder *b, struct prec_symtab *st)
+{
+	size_t i, n = 0;
+
+	qsort(b->c, b->n, sizeof(*b->c), cand_cmp);
+	st->syms = calloc(b->n ? b->n : 1, sizeof(*st->syms));
+	if (!st->syms)
+		return -ENOMEM;
+	for (i = 0; i < b->n; i++) {
+		if (n && st->syms[n - 1].addr == b->c[i].addr)
+			continue;
+		st->syms[n].addr = b->c[i].addr;
+		st->syms[n].size = b->c[i].size;
+		st->syms[n].type = b->c[i].type;
+		/* Temporarily the pool offset; pointers are set once the pool is final. */
+		st->syms[n].name = (const char *)(uintptr_t)b->c[i].name;
+		if (!b->c[i].size) {
+			uint64_t end = b->c[i].sec_end;
+			size_t j;
+
+			for (j = i + 1; j < b->n; j++)
+				if (b->c[j].addr > b->c[i].addr)
+					break;
+			if (j < b->n && (!end || b->c[j].addr < end))
+				end = b->c[j].addr;
+			if (end > b->c[i].addr)
+				st->syms[n].size = end - b->c[i].addr;
+		}
+		n++;
+	}
+	st->n = n;
+	st->names = b->pool.data;
+	b->pool.data = NULL;
+	b->pool.len = b->pool.cap = 0;
+	for (i = 0; i < n; i++)
+		st->syms[i].name = st->names + (uintptr_t)st->syms[i].name;
+	return 0;
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->c);
+	prec_buf_free(&b->pool);
+}
+
+/*
+ * perf's preference among aliases at one address: functions over untyped
+ * labels, global over weak over local, fewer leading underscores.
+ */
+static int sym_rank(const GElf_Sym *sym, const char *name)
+{
+	int r = 0, u = 0;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC &&
+	    GELF_ST_TYPE(sym->st_info) != STT_GNU_IFUNC)
+		r += 100;
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		break;
+	case STB_WEAK:
+		r += 20;
+		break;
+	default:
+		r += 40;
+	}
+	while (name[u] == '_' && u < 9)
+		u++;
+	return r + u;
+}
+
+static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct builder *b,
+			int rank_bias)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Shdr tsh;
+		Elf_Scn *ts;
+		const char *name;
+		int type, err;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+			continue;
+		ts = elf_getscn(elf, sym.st_shndx);
+		if (!ts || !gelf_getshdr(ts, &tsh) || !(tsh.sh_flags & SHF_EXECINSTR))
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !*name || (name[0] == '$' && !name[2]))
+			continue;
+		err = add_cand(b, sym.st_value, sym.st_size, tsh.sh_addr + tsh.sh_size, name,
+			       PREC_SYM_FUNC, sym_rank(&sym, name) + rank_bias);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct got_name {
+	uint64_t slot;
+	const char *name;
+};
+
+static int collect_got_names(Elf *elf, struct got_name **out, size_t *nout)
+{
+	Elf_Scn *scn = NULL;
+	struct got_name *g = NULL;
+	size_t n = 0, cap = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, lsh;
+		Elf_Scn *ls;
+		Elf_Data *data;
+		size_t i, cnt;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		ls = elf_getscn(elf, sh.sh_link);
+		if (!ls || !gelf_getshdr(ls, &lsh) || lsh.sh_type != SHT_DYNSYM)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		cnt = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < cnt; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			Elf_Data *sd;
+			unsigned t;
+			const char *name;
+
+			if (!gelf_getrela(data, (int)i, &r))
+				break;
+			t = GELF_R_TYPE(r.r_info);
+			if (t != R_X86_64_JUMP_SLOT && t != R_X86_64_GLOB_DAT)
+				continue;
+			sd = elf_getdata(ls, NULL);
+			if (!sd || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			name = elf_strptr(elf, lsh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct got_name *ng = realloc(g, nc * sizeof(*ng));
+
+				if (!ng) {
+					free(g);
+					return -ENOMEM;
+				}
+				g = ng;
+				cap = nc;
+			}
+			g[n].slot = r.r_offset;
+			g[n].name = name;
+			n++;
+		}
+	}
+	*out = g;
+	*nout = n;
+	return 0;
+}
+
+/*
+ * Names PLT stubs the way objdump does: decode each entry's "jmp *disp(%rip)"
+ * to find its GOT slot, and name the entry after the symbol the dynamic
+ * relocation of that slot binds. This does not depend on the order of
+ * .rela.plt and covers .plt (lazy), .plt.sec (IBT) and .plt.got alike.
+ */
+static int read_plt(Elf *elf, size_t shstrndx, struct builder *b)
+{
+	struct got_name *g = NULL;
+	Elf_Scn *scn = NULL;
+	size_t ng = 0;
+	int err;
+
+	err = collect_got_names(elf, &g, &ng);
+	if (err || !ng)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		const char *sname;
+		uint64_t ent, i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		sname = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!sname || (strcmp(sname, ".plt") && strcmp(sname, ".plt.sec") &&
+			       strcmp(sname, ".plt.got")))
+			continue;
+		ent = sh.sh_entsize == 8 || sh.sh_entsize == 16 ? sh.sh_entsize :
+		      !strcmp(sname, ".plt.got") ? 8 : 16;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || data->d_size < sh.sh_size)
+			continue;
+		for (i = 0; i + ent <= sh.sh_size; i += ent) {
+			const uint8_t *e = (const uint8_t *)data->d_buf + i;
+			size_t k = 0, j;
+			int32_t disp;
+			uint64_t slot;
+			char name[512];
+
+			if (ent >= 16 && e[0] == 0xf3 && e[1] == 0x0f && e[2] == 0x1e &&
+			    e[3] == 0xfa)
+				k = 4;
+			if (e[k] == 0xf2)
+				k++;
+			if (k + 6 > ent || e[k] != 0xff || e[k + 1] != 0x25)
+				continue;
+			memcpy(&disp, e + k + 2, 4);
+			slot = sh.sh_addr + i + k + 6 + (uint64_t)(int64_t)disp;
+			for (j = 0; j < ng; j++)
+				if (g[j].slot == slot)
+					break;
+			if (j == ng)
+				continue;
+			snprintf(name, sizeof(name), "%s@plt", g[j].name);
+			err = add_cand(b, sh.sh_addr + i, ent, 0, name, PREC_SYM_PLT, 0);
+			if (err)
+				goto out;
+		}
+	}
+out:
+	free(g);
+	return err;
+}
+
+static void read_build_id(Elf *elf, uint8_t *id, size_t *size)
+{
+	Elf_Scn *scn = NULL;
+
+	*size = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)data->d_buf + noff, "GNU", 4) &&
+			    nh.n_descsz > 0 && nh.n_descsz <= 20) {
+				memcpy(id, (const char *)data->d_buf + doff, nh.n_descsz);
+				*size = nh.n_descsz;
+				return;
+			}
+		}
+	}
+}
+
+static int load_elf(Elf *elf, struct prec_symtab *st)
+{
+	struct builder b = { 0 };
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t i, nph, shstrndx;
+	bool have_symtab = false;
+	int err = 0;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		return -PREC_E_FORMAT;
+	if (elf_getphdrnum(elf, &nph))
+		nph = 0;
+	st->segs = calloc(nph ? nph : 1, sizeof(*st->segs));
+	if (!st->segs)
+		return -ENOMEM;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		st->segs[st->nsegs++] = (struct seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+	read_build_id(elf, st->build_id, &st->build_id_size);
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		shstrndx = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			have_symtab = true;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		/* .dynsym only adds what a stripped file lost; aliases rank lower. */
+		if (sh.sh_type == SHT_SYMTAB)
+			err = read_symbols(elf, scn, &sh, &b, 0);
+		else if (sh.sh_type == SHT_DYNSYM)
+			err = read_symbols(elf, scn, &sh, &b, have_symtab ? 1000 : 0);
+		if (err)
+			goto out;
+	}
+	err = read_plt(elf, shstrndx, &b);
+	if (err)
+		goto out;
+	err = builder_finish(&b, st);
+out:
+	builder_free(&b);
+	return err;
+}
+
+int prec_symtab_from_elf(const char *path, struct prec_symtab **out)
+{
+	struct prec_symtab *st;
+	Elf *elf = NULL;
+	int fd, err;
+
+	elf_init();
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	st = symtab_alloc();
+	if (!st) {
+		err = -ENOMEM;
+		goto out;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		err = -PREC_E_FORMAT;
+		goto out;
+	}
+	err = load_elf(elf, st);
+	if (err)
+		goto out;
+	st->path = strdup(path);
+	if (!st->path)
+		err = -ENOMEM;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (err) {
+		prec_symtab_free(st);
+		return err;
+	}
+	*out = st;
+	return 0;
+}
+
+int prec_symtab_from_elf_mem(const void *p, size_t n, struct prec_symtab **out)
+{
+	struct prec_symtab *st;
+	Elf *elf = NULL;
+	int err;
+
+	elf_init();
+	*out = NULL;
+	if (!p || n < 64)
+		return -PREC_E_FORMAT;
+	st = symtab_alloc();
+	if (!st)
+		return -ENOMEM;
+	st->mem = malloc(n);
+	if (!st->mem) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(st->mem, p, n);
+	st->mem_size = n;
+	elf = elf_memory(st->mem, n);
+	if (!elf) {
+		err = -PREC_E_FORMAT;
+		goto out;
+	}
+	err = load_elf(elf, st);
+out:
+	if (elf)
+		elf_end(elf);
+	if (err) {
+		prec_symtab_free(st);
+		return err;
+	}
+	*out = st;
+	return 0;
+}
+
+int prec_elf_build_id(const char *path, uint8_t *id, size_t size)
+{
+	uint8_t tmp[20];
+	size_t n = 0;
+	Elf *elf;
+	int fd;
+
+	elf_init();
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return -PREC_E_FORMAT;
+	}
+	read_build_id(elf, tmp, &n);
+	elf_end(elf);
+	close(fd);
+	if (n > size)
+		return -ENOSPC;
+	memcpy(id, tmp, n);
+	return (int)n;
+}
+
+int prec_symtab_from_kallsyms(const char *text, size_t len, struct prec_symtab **out)
+{
+	struct prec_symtab *st;
+	struct builder b = { 0 };
+	const char *p = text, *end = text + len;
+	size_t lines = 0, good = 0;
+	int err = 0;
+
+	*out = NULL;
+	if (!text && len)
+		return -EINVAL;
+	st = symtab_alloc();
+	if (!st)
+		return -ENOMEM;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char line[600], name[520], type;
+		unsigned long long addr;
+
+		if (ll && ll < sizeof(line)) {
+			memcpy(line, p, ll);
+			line[ll] = '\0';
+			lines++;
+			if (sscanf(line, "%llx %c %511s", &addr, &type, name) == 3) {
+				good++;
+				if (strchr("tTwW", type)) {
+					err = add_cand(&b, addr, 0, 0, name, PREC_SYM_KERNEL,
+						       type == 'T' ? 0 : 1);
+					if (err)
+						goto out;
+				}
+			}
+		}
+		p += ll + 1;
+	}
+	if (lines && !good) {
+		err = -PREC_E_FORMAT;
+		goto out;
+	}
+	err = builder_finish(&b, st);
+out:
+	builder_free(&b);
+	if (err) {
+		prec_symtab_free(st);
+		return err;
+	}
+	*out = st;
+	return 0;
+}
+
+/* ---- source lines ---- */
+
+static void hex(char *dst, const uint8_t *p, size_t n)
+{
+	static const char d[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		dst[2 * i] = d[p[i] >> 4];
+		dst[2 * i + 1] = d[p[i] & 15];
+	}
+	dst[2 * n] = '\0';
+}
+
+static int dw_open_file(struct prec_symtab *st, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	Dwarf *dw;
+
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	if (!dw) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return -PREC_E_NOSYM;
+	}
+	st->dw_fd = fd;
+	st->dw_elf = elf;
+	st->dw = dw;
+	return 0;
+}
+
+static int dw_open(struct prec_symtab *st, const char *debug_root)
+{
+	if (st->dw)
+		return 0;
+	if (st->dw_tried)
+		return -PREC_E_NOSYM;
+	st->dw_tried = true;
+	if (debug_root && st->build_id_size > 1) {
+		char h[41], path[4096];
+
+		hex(h, st->build_id, st->build_id_size);
+		snprintf(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 debug_root, h, h + 2);
+		if (!dw_open_file(st, path))
+			return 0;
+	}
+	if (st->path && !dw_open_file(st, st->path))
+		return 0;
+	if (st->mem) {
+		Elf *elf = elf_memory(st->mem, st->mem_size);
+		Dwarf *dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+
+		if (dw) {
+			st->dw_elf = elf;
+			st->dw = dw;
+			return 0;
+		}
+		if (elf)
+			elf_end(elf);
+	}
+	return -PREC_E_NOSYM;
+}
+
+int prec_symtab_srcline(struct prec_symtab *st, uint64_t vaddr, const char *debug_root,
+			struct prec_srcline *out)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Files *files = NULL;
+	Dwarf_Line *line;
+	int n, i, lineno = 0;
+	const char *file;
+
+	memset(out, 0, sizeof(*out));
+	if (!st || dw_open(st, debug_root))
+		return -PREC_E_NOSYM;
+	if (!dwarf_addrdie(st->dw, vaddr, &cu))
+		return -PREC_E_NOSYM;
+	line = dwarf_getsrc_die(&cu, vaddr);
+	if (!line)
+		return -PREC_E_NOSYM;
+	file = dwarf_linesrc(line, NULL, NULL);
+	if (!file || dwarf_lineno(line, &lineno))
+		return -PREC_E_NOSYM;
+	out->file = file;
+	out->line = lineno;
+	n = dwarf_getscopes(&cu, vaddr, &scopes);
+	if (n > 0)
+		dwarf_getsrcfiles(&cu, &files, NULL);
+	for (i = 0; i < n && out->nr_inline < PREC_SRC_MAX_INLINE; i++) {
+		Dwarf_Attribute a;
+		Dwarf_Word fidx = 0, cl = 0;
+		const char *fn;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		fn = dwarf_diename(&scopes[i]);
+		if (!fn && dwarf_attr_integrate(&scopes[i], DW_AT_name, &a))
+			fn = dwarf_formstring(&a);
+		if (dwarf_attr(&scopes[i], DW_AT_call_file, &a))
+			dwarf_formudata(&a, &fidx);
+		if (dwarf_attr(&scopes[i], DW_AT_call_line, &a))
+			dwarf_formudata(&a, &cl);
+		out->inl[out->nr_inline].func = fn ? fn : "??";
+		out->inl[out->nr_inline].file =
+			files ? dwarf_filesrc(files, fidx, NULL, NULL) : NULL;
+		if (!out->inl[out->nr_inline].file)
+			out->inl[out->nr_inline].file = "??";
+		out->inl[out->nr_inline].line = (int)cl;
+		out->nr_inline++;
+	}
+	free(scopes);
+	return 0;
+}

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/* Resolving uprobe targets (function or address -> file offset) with libelf. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "uprobe.h"
+#include "util.h"
+
+/* Like execvp: a bare command name is looked up in $PATH. */
+static int find_in_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p; p = *end ? end + 1 : end) {
+		struct stat st;
+		size_t len;
+
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		if (!len)
+			continue;
+		if ((size_t)snprintf(out, size, "%.*s/%s", (int)len, p, name) >= size)
+			continue;
+		if (!stat(out, &st) && S_ISREG(st.st_mode) && !access(out, X_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+struct sym_hit {
+	GElf_Sym sym;
+	bool found;
+};
+
+struct near {
+	char name[64];
+	unsigned dist;
+};
+
+static bool is_func(const GElf_Sym *s)
+{
+	int t = GELF_ST_TYPE(s->st_info);
+
+	return t == STT_FUNC || t == STT_GNU_IFUNC;
+}
+
+static void note_near(struct near *best, const char *cand, const char *want)
+{
+	unsigned dist;
+	size_t i;
+
+	if (strlen(cand) >= sizeof(best[0].name))
+		return;
+	dist = prec_edit_distance(want, cand, 2);
+	if (dist > 2)
+		return;
+	for (i = 0; i < 3; i++) {
+		if (best[i].name[0] && !strcmp(best[i].name, cand))
+			return;
+	}
+	for (i = 0; i < 3; i++) {
+		if (!best[i].name[0] || dist < best[i].dist) {
+			memmove(&best[i + 1], &best[i], (2 - i) * sizeof(best[0]));
+			snprintf(best[i].name, sizeof(best[i].name), "%s", cand);
+			best[i].dist = dist;
+			return;
+		}
+	}
+}
+
+/*
+ * Looks @want up in the symbol table of type @shtype. A defined function wins
+ * over other symbols of that name; near misses among functions go to @best.
+ */
+static int scan_symtab(Elf *elf, GElf_Word shtype, const char *want, struct sym_hit *fn,
+		       struct sym_hit *other, struct near *best, bool *have_table)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != shtype || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			return -PREC_E_FORMAT;
+		*have_table = true;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &s))
+				break;
+			if (s.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			if (!strcmp(name, want)) {
+				if (is_func(&s) && !fn->found) {
+					fn->sym = s;
+					fn->found = true;
+				} else if (!is_func(&s) && !other->found) {
+					other->sym = s;
+					other->found = true;
+				}
+			} else if (is_func(&s)) {
+				note_near(best, name, want);
+			}
+		}
+	}
+	return 0;
+}
+
+static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off, bool *exec)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n))
+		return -PREC_E_FORMAT;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			*exec = ph.p_flags & PF_X;
+			return 0;
+		}
+	}
+	return -PREC_E_FORMAT;
+}
+
+void prec_uprobe_target_fini(struct prec_uprobe_target *t)
+{
+	if (!t)
+		return;
+	free(t->path);
+	free(t->symbol);
+	memset(t, 0, sizeof(*t));
+}
+
+int prec_uprobe_resolve(const char *path, const char *symbol, uint64_t offset,
+			struct prec_uprobe_target *t, struct prec_diag *d)
+{
+	char found[PATH_MAX], real[PATH_MAX];
+	struct sym_hit fn = { .found = false }, other = { .found = false };
+	struct near best[4];
+	bool have_table = false, exec = false;
+	Elf *elf = NULL;
+	GElf_Ehdr eh;
+	int fd = -1, err = 0;
+	uint64_t vaddr;
+
+	memset(t, 0, sizeof(*t));
+	memset(best, 0, sizeof(best));
+	if (!strchr(path, '/')) {
+		if (find_in_path(path, found, sizeof(found))) {
+			err = prec_diag_set(d, -ENOENT, -1, "'%s' is not found in $PATH", path);
+			prec_diag_hint(d, "give the path of the program or library, e.g. ./%s",
+				       path);
+			goto out;
+		}
+		path = found;
+	}
+	if (!realpath(path, real)) {
+		err = prec_diag_set(d, -errno, -1, "cannot open '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = prec_diag_set(d, -errno, -1, "cannot open '%s': %s", real, strerror(errno));
+		goto out;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		err = prec_diag_set(d, -PREC_E_INTERNAL, -1, "libelf is unusable");
+		goto out;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		err = prec_diag_set(d, -PREC_E_FORMAT, -1, "'%s' is not an ELF file", real);
+		prec_diag_hint(d, "uprobes go on executables and shared libraries");
+		goto out;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		err = prec_diag_set(d, -PREC_E_FORMAT, -1,
+				    "'%s' is not an executable or shared library", real);
+		goto out;
+	}
+	if (!strncmp(symbol, "0x", 2) || !strncmp(symbol, "0X", 2)) {
+		if (prec_parse_u64(symbol, 16, &vaddr)) {
+			err = prec_diag_set(d, -EINVAL, -1, "bad address '%s'", symbol);
+			goto out;
+		}
+		if (offset > UINT64_MAX - vaddr) {
+			err = prec_diag_set(d, -ERANGE, -1, "address plus offset overflows");
+			goto out;
+		}
+		vaddr += offset;
+	} else {
+		err = scan_symtab(elf, SHT_SYMTAB, symbol, &fn, &other, best, &have_table);
+		if (!err && !fn.found)
+			err = scan_symtab(elf, SHT_DYNSYM, symbol, &fn, &other, best, &have_table);
+		if (err) {
+			prec_diag_set(d, err, -1, "cannot read the symbols of '%s'", real);
+			goto out;
+		}
+		if (!fn.found && other.found) {
+			err = prec_diag_set(d, -EINVAL, -1, "'%s' in '%s' is not a function",
+					    symbol, real);
+			prec_diag_hint(d, "uprobes go on functions; give an address (0x...) to "
+					  "probe elsewhere");
+			goto out;
+		}
+		if (!fn.found) {
+			err = prec_diag_set(d, -PREC_E_NOSYM, -1, "no function '%s' in '%s'",
+					    symbol, real);
+			if (!have_table)
+				prec_diag_hint(d, "the file has no symbol table; give an address "
+						  "(0x...) instead");
+			else if (best[0].name[0] && best[1].name[0])
+				prec_diag_hint(d, "did you mean '%s' or '%s'?", best[0].name,
+					       best[1].name);
+			else if (best[0].name[0])
+				prec_diag_hint(d, "did you mean '%s'?", best[0].name);
+			else
+				prec_diag_hint(d, "list its functions with: nm -D --defined-only %s",
+					       real);
+			goto out;
+		}
+		if (fn.sym.st_size && offset >= fn.sym.st_size) {
+			err = prec_diag_set(d, -ERANGE, -1,
+					    "offset %llu is beyond the end of '%s' (%llu bytes)",
+					    (unsigned long long)offset, symbol,
+					    (unsigned long long)fn.sym.st_size);
+			goto out;
+		}
+		t->sym_size = fn.sym.st_size;
+		vaddr = fn.sym.st_value + offset;
+	}
+	if (vaddr_to_offset(elf, vaddr, &t->file_offset, &exec)) {
+		err = prec_diag_set(d, -EFAULT, -1,
+				    "address %#llx is not mapped by any loadable segment of '%s'",
+				    (unsigned long long)vaddr, real);
+		goto out;
+	}
+	if (!exec) {
+		err = prec_diag_set(d, -EINVAL, -1,
+				    "address %#llx of '%s' is not in an executable segment",
+				    (unsigned long long)vaddr, real);
+		goto out;
+	}
+	t->vaddr = vaddr;
+	t->sym_offset = offset;
+	t->path = strdup(real);
+	t->symbol = strdup(symbol);
+	if (!t->path || !t->symbol)
+		err = prec_diag_set(d, -ENOMEM, -1, "out of memory");
+out:
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		prec_uprobe_target_fini(t);
+	return err;
+}

@@ -1,0 +1,1611 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Decoder and formatter tests on Intel PT made by libipt's encoder.
+ *
+ * Each test assembles a small program at run time, takes its instructions
+ * from objdump (an independent disassembler), walks a known control flow
+ * over them (the decisions of conditional and indirect branches are given by
+ * the test), and encodes that walk as PT packets. The walk also yields the
+ * expected branch events, executed instructions and call trace, which the
+ * session -> image -> decoder -> formatter path must reproduce exactly.
+ */
+#include <errno.h>
+#include <intel-pt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "decoder.h"
+#include "harness.h"
+#include "image.h"
+#include "output.h"
+#include "perf_abi.h"
+#include "session.h"
+
+/* ---- test programs ---- */
+
+struct insn {
+	uint64_t addr;
+	int len;
+	char mn[16];
+	char op[96];
+};
+
+struct prog {
+	char path[512];
+	struct insn in[512];
+	size_t n;
+	struct {
+		char name[64];
+		uint64_t addr;
+	} sym[64];
+	size_t nsym;
+	uint64_t seg_vaddr, seg_off, seg_filesz;
+	uint8_t bid[20];
+	size_t bid_size;
+};
+
+static FILE *cmd_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static FILE *cmd_out(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return popen(cmd, "r");
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Assembles @src into tmpdir/@name and reads it back with objdump, nm, readelf. */
+static bool build_prog(struct prog *p, const char *name, const char *src)
+{
+	char spath[600], line[1400];
+	FILE *f;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(spath, sizeof(spath), "%s/%s.S", t_tmpdir(), name);
+	snprintf(p->path, sizeof(p->path), "%s/%s", t_tmpdir(), name);
+	f = fopen(spath, "w");
+	if (!T_OK(f))
+		return false;
+	fputs(src, f);
+	fclose(f);
+	snprintf(line, sizeof(line), "cc -nostdlib -static -no-pie -Wl,--build-id -o %s %s",
+		 p->path, spath);
+	rc = system(line);
+	if (!T_OK(rc == 0))
+		return false;
+
+	f = cmd_out("objdump -d --insn-width=16 %s", p->path);
+	while (f && fgets(line, sizeof(line), f)) {
+		struct insn *in = &p->in[p->n];
+		char *tab1 = strchr(line, '\t'), *tab2, *nl;
+		unsigned long long a;
+
+		if (!tab1 || sscanf(line, " %llx:", &a) != 1 || p->n == 512)
+			continue;
+		tab2 = strchr(tab1 + 1, '\t');
+		if (!tab2)
+			continue;
+		in->addr = a;
+		for (char *c = tab1 + 1; c < tab2; c++)
+			if (hexval(c[0]) >= 0 && hexval(c[1]) >= 0) {
+				in->len++;
+				c++;
+			}
+		nl = strchr(tab2, '\n');
+		if (nl)
+			*nl = '\0';
+		sscanf(tab2 + 1, "%15s %95[^\n]", in->mn, in->op);
+		p->n++;
+	}
+	if (f)
+		pclose(f);
+	f = cmd_out("nm %s", p->path);
+	while (f && fgets(line, sizeof(line), f) && p->nsym < 64) {
+		unsigned long long a;
+		char t;
+
+		if (sscanf(line, "%llx %c %63s", &a, &t, p->sym[p->nsym].name) == 3) {
+			p->sym[p->nsym].addr = a;
+			p->nsym++;
+		}
+	}
+	if (f)
+		pclose(f);
+	f = cmd_out("readelf -lW %s", p->path);
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long off, va, pa, fs, ms;
+
+		if (strstr(line, "LOAD") && strstr(line, "R E") &&
+		    sscanf(line, " LOAD %llx %llx %llx %llx %llx", &off, &va, &pa, &fs, &ms) == 5) {
+			p->seg_off = off;
+			p->seg_vaddr = va;
+			p->seg_filesz = fs;
+		}
+	}
+	if (f)
+		pclose(f);
+	f = cmd_out("readelf -n %s", p->path);
+	while (f && fgets(line, sizeof(line), f)) {
+		char *b = strstr(line, "Build ID: ");
+
+		if (b)
+			for (b += 10; hexval(b[0]) >= 0 && hexval(b[1]) >= 0 && p->bid_size < 20;
+			     b += 2)
+				p->bid[p->bid_size++] = (uint8_t)(hexval(b[0]) * 16 + hexval(b[1]));
+	}
+	if (f)
+		pclose(f);
+	return T_OK(p->n > 0) && T_OK(p->nsym > 0) && T_OK(p->seg_filesz > 0) &&
+	       T_OK(p->bid_size == 20);
+}
+
+static uint64_t sym(const struct prog *p, const char *name)
+{
+	for (size_t i = 0; i < p->nsym; i++)
+		if (!strcmp(p->sym[i].name, name))
+			return p->sym[i].addr;
+	t_check(false, __FILE__, __LINE__, "no symbol %s", name);
+	return 0;
+}
+
+static const struct insn *insn_at(const struct prog *p, uint64_t a)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->in[i].addr == a)
+			return &p->in[i];
+	return NULL;
+}
+
+/* ---- encoding ---- */
+
+struct enc {
+	struct pt_encoder *e;
+	uint8_t *buf;
+	size_t cap;
+	uint64_t tnt;
+	int ntnt;
+	int err;
+	uint64_t tsc;
+};
+
+static void enc_init(struct enc *x, size_t cap)
+{
+	struct pt_config c;
+
+	memset(x, 0, sizeof(*x));
+	x->buf = calloc(1, cap);
+	x->cap = cap;
+	pt_config_init(&c);
+	c.begin = x->buf;
+	c.end = x->buf + cap;
+	x->e = pt_alloc_encoder(&c);
+}
+
+static void enc_free(struct enc *x)
+{
+	pt_free_encoder(x->e);
+	free(x->buf);
+}
+
+static uint64_t enc_off(struct enc *x)
+{
+	uint64_t o = 0;
+
+	pt_enc_get_offset(x->e, &o);
+	return o;
+}
+
+static void enc_pkt(struct enc *x, struct pt_packet *pk)
+{
+	if (pt_enc_next(x->e, pk) < 0)
+		x->err = 1;
+}
+
+static void enc_flush_tnt(struct enc *x)
+{
+	struct pt_packet pk;
+
+	if (!x->ntnt)
+		return;
+	memset(&pk, 0, sizeof(pk));
+	pk.type = ppt_tnt_8;
+	pk.payload.tnt.bit_size = (uint8_t)x->ntnt;
+	pk.payload.tnt.payload = x->tnt;
+	enc_pkt(x, &pk);
+	x->tnt = 0;
+	x->ntnt = 0;
+}
+
+static void enc_tnt(struct enc *x, bool taken)
+{
+	x->tnt = (x->tnt << 1) | taken;
+	if (++x->ntnt == 6)
+		enc_flush_tnt(x);
+}
+
+static void enc_ip(struct enc *x, enum pt_packet_type t, uint64_t ip, bool suppress)
+{
+	struct pt_packet pk;
+
+	enc_flush_tnt(x);
+	memset(&pk, 0, sizeof(pk));
+	pk.type = t;
+	pk.payload.ip.ipc = suppress ? pt_ipc_suppressed : pt_ipc_sext_48;
+	pk.payload.ip.ip = ip;
+	enc_pkt(x, &pk);
+}
+
+static void enc_mode64(struct enc *x)
+{
+	struct pt_packet pk;
+
+	memset(&pk, 0, sizeof(pk));
+	pk.type = ppt_mode;
+	pk.payload.mode.leaf = pt_mol_exec;
+	pk.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	enc_pkt(x, &pk);
+}
+
+static void enc_simple(struct enc *x, enum pt_packet_type t)
+{
+	struct pt_packet pk;
+
+	memset(&pk, 0, sizeof(pk));
+	pk.type = t;
+	enc_pkt(x, &pk);
+}
+
+static void enc_tsc(struct enc *x, uint64_t tsc)
+{
+	struct pt_packet pk;
+
+	memset(&pk, 0, sizeof(pk));
+	pk.type = ppt_tsc;
+	pk.payload.tsc.tsc = tsc;
+	enc_pkt(x, &pk);
+	x->tsc = tsc;
+}
+
+/* PSB+; with @fup the trace is enabled at @ip. */
+static void enc_psb(struct enc *x, bool fup, uint64_t ip, uint64_t tsc)
+{
+	enc_flush_tnt(x);
+	enc_simple(x, ppt_psb);
+	if (tsc)
+		enc_tsc(x, tsc);
+	if (fup) {
+		enc_mode64(x);
+		enc_ip(x, ppt_fup, ip, false);
+	}
+	enc_simple(x, ppt_psbend);
+}
+
+/* ---- the control-flow walk ---- */
+
+struct xev {
+	enum prec_tev_type type;
+	uint64_t a, b;            /* branch from/to, trace ip */
+	enum prec_br_kind kind;
+	uint64_t tsc;             /* the last TSC encoded before it */
+};
+
+struct sim {
+	const struct prog *p;
+	const char *conds;        /* 'T'/'N' per conditional branch */
+	const uint64_t *ind;      /* indirect targets in order */
+	size_t nind;
+	bool noretcomp;
+	unsigned psb_every;       /* PSB+ before every Nth instruction, 0: none */
+	uint64_t tsc_step;        /* with PSBs: TSC advances this much per insn */
+	size_t ci, ii;
+	struct xev ev[4096];
+	size_t nev;
+	uint64_t exec[65536];
+	size_t nexec;
+	uint64_t stack[256];
+	int sp;
+	int rc_depth;             /* calls since the last PSB (return compression) */
+	uint64_t psb_off[64];     /* stream offset of each mid-flow PSB */
+	size_t psb_ev[64];        /* index into ev at that PSB */
+	size_t npsb;
+};
+
+static void xpush(struct sim *s, enum prec_tev_type t, uint64_t a, uint64_t b,
+		  enum prec_br_kind k, uint64_t tsc)
+{
+	if (s->nev < 4096)
+		s->ev[s->nev++] = (struct xev){ t, a, b, k, tsc };
+}
+
+static uint64_t op_target(const char *op)
+{
+	return strtoull(op, NULL, 16);
+}
+
+/*
+ * Walks from @start until a syscall (which disables tracing) and encodes it.
+ * Returns false if the flow leaves the known code or the script runs out.
+ */
+static bool sim_run(struct sim *s, struct enc *x, uint64_t start, uint64_t tsc0)
+{
+	uint64_t ip = start;
+	unsigned steps = 0;
+
+	if (tsc0)
+		enc_tsc(x, tsc0);
+	enc_mode64(x);
+	enc_ip(x, ppt_tip_pge, ip, false);
+	xpush(s, PREC_TEV_TRACE_BEGIN, ip, 0, 0, x->tsc);
+	s->rc_depth = 0;
+	while (steps++ < 60000) {
+		const struct insn *in = insn_at(s->p, ip);
+		uint64_t next, to;
+
+		if (!in)
+			return false;
+		if (s->psb_every && steps > 1 && steps % s->psb_every == 0 && s->npsb < 64) {
+			enc_flush_tnt(x);
+			s->psb_off[s->npsb] = enc_off(x);
+			s->psb_ev[s->npsb++] = s->nev;
+			enc_psb(x, true, ip, s->tsc_step ? tsc0 + steps * s->tsc_step : 0);
+			s->rc_depth = 0;
+		}
+		if (s->nexec < 65536)
+			s->exec[s->nexec++] = ip;
+		next = ip + (uint64_t)in->len;
+		if (!strcmp(in->mn, "call")) {
+			if (in->op[0] == '*') {
+				if (s->ii == s->nind)
+					return false;
+				to = s->ind[s->ii++];
+				enc_ip(x, ppt_tip, to, false);
+			} else {
+				to = op_target(in->op);
+			}
+			s->stack[s->sp++ & 255] = next;
+			s->rc_depth++;
+			xpush(s, PREC_TEV_BRANCH, ip, to, PREC_BR_CALL, x->tsc);
+			ip = to;
+		} else if (!strcmp(in->mn, "ret")) {
+			if (s->sp <= 0)
+				return false;
+			to = s->stack[--s->sp & 255];
+			if (!s->noretcomp && s->rc_depth > 0) {
+				enc_tnt(x, true);
+				s->rc_depth--;
+			} else {
+				enc_ip(x, ppt_tip, to, false);
+			}
+			xpush(s, PREC_TEV_BRANCH, ip, to, PREC_BR_RETURN, x->tsc);
+			ip = to;
+		} else if (!strcmp(in->mn, "jmp")) {
+			if (in->op[0] == '*') {
+				if (s->ii == s->nind)
+					return false;
+				to = s->ind[s->ii++];
+				enc_ip(x, ppt_tip, to, false);
+				xpush(s, PREC_TEV_BRANCH, ip, to, PREC_BR_INDIRECT, x->tsc);
+			} else {
+				to = op_target(in->op);
+				xpush(s, PREC_TEV_BRANCH, ip, to, PREC_BR_JUMP, x->tsc);
+			}
+			ip = to;
+		} else if (in->mn[0] == 'j') {
+			char c = s->conds[s->ci];
+
+			if (!c)
+				return false;
+			s->ci++;
+			enc_tnt(x, c == 'T');
+			if (c == 'T') {
+				to = op_target(in->op);
+				xpush(s, PREC_TEV_BRANCH, ip, to, PREC_BR_COND, x->tsc);
+				ip = to;
+			} else {
+				ip = next;
+			}
+		} else if (!strcmp(in->mn, "syscall")) {
+			enc_ip(x, ppt_tip_pgd, 0, true);
+			xpush(s, PREC_TEV_BRANCH, ip, 0, PREC_BR_SYSCALL, x->tsc);
+			xpush(s, PREC_TEV_TRACE_END, ip, 0, 0, x->tsc);
+			return true;
+		} else {
+			ip = next;
+		}
+	}
+	return false;
+}
+
+/* ---- sideband records (default sample_type IDENTIFIER|TID|TIME|CPU) ---- */
+
+struct sbuf {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static void put(struct sbuf *s, const void *p, size_t n)
+{
+	memcpy(s->b + s->n, p, n);
+	s->n += n;
+}
+
+static void put64(struct sbuf *s, uint64_t v)
+{
+	put(s, &v, 8);
+}
+
+static void put32x2(struct sbuf *s, uint32_t a, uint32_t b)
+{
+	put(s, &a, 4);
+	put(s, &b, 4);
+}
+
+static size_t rec_begin(struct sbuf *s, uint32_t type, uint16_t misc)
+{
+	size_t at = s->n;
+	uint16_t z = 0;
+
+	put(s, &type, 4);
+	put(s, &misc, 2);
+	put(s, &z, 2);
+	return at;
+}
+
+static void rec_end(struct sbuf *s, size_t at, int pid, int tid, uint64_t time, int cpu,
+		    uint64_t id)
+{
+	uint16_t size;
+
+	put32x2(s, (uint32_t)pid, (uint32_t)tid);
+	put64(s, time);
+	put32x2(s, (uint32_t)cpu, 0);
+	put64(s, id);
+	size = (uint16_t)(s->n - at);
+	memcpy(s->b + at + 6, &size, 2);
+}
+
+static void rec_str(struct sbuf *s, const char *str)
+{
+	size_t l = strlen(str) + 1, pad = (8 - l % 8) % 8;
+	uint8_t z[8] = { 0 };
+
+	put(s, str, l);
+	put(s, z, pad);
+}
+
+static void rec_mmap2(struct sbuf *s, int pid, int tid, uint64_t start, uint64_t len,
+		      uint64_t pgoff, const char *path, const uint8_t *bid, size_t bsz,
+		      uint64_t time)
+{
+	size_t at = rec_begin(s, PERF_RECORD_MMAP2,
+			      PERF_RECORD_MISC_USER | (bsz ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
+	uint8_t u[24] = { 0 };
+
+	put32x2(s, (uint32_t)pid, (uint32_t)tid);
+	put64(s, start);
+	put64(s, len);
+	put64(s, pgoff);
+	u[0] = (uint8_t)bsz;
+	memcpy(u + 4, bid, bsz);
+	put(s, u, 24);
+	put32x2(s, PROT_READ | PROT_EXEC, MAP_PRIVATE);
+	rec_str(s, path);
+	rec_end(s, at, pid, tid, time, 0, 1);
+}
+
+static void rec_comm(struct sbuf *s, int pid, int tid, const char *comm, bool exec,
+		     uint64_t time)
+{
+	size_t at = rec_begin(s, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
+
+	put32x2(s, (uint32_t)pid, (uint32_t)tid);
+	rec_str(s, comm);
+	rec_end(s, at, pid, tid, time, 0, 1);
+}
+
+static void rec_switch(struct sbuf *s, int cpu, bool out, int pid, int tid, int np, int nt,
+		       uint64_t time)
+{
+	size_t at = rec_begin(s, PERF_RECORD_SWITCH_CPU_WIDE,
+			      out ? PERF_RECORD_MISC_SWITCH_OUT : 0);
+
+	put32x2(s, (uint32_t)np, (uint32_t)nt);
+	rec_end(s, at, pid, tid, time, cpu, 1);
+}
+
+static void rec_sample(struct sbuf *s, uint64_t id, uint64_t ip, int pid, int tid,
+		       uint64_t time, int cpu, uint64_t period)
+{
+	size_t at = rec_begin(s, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	uint16_t size;
+
+	put64(s, id);
+	put64(s, ip);
+	put32x2(s, (uint32_t)pid, (uint32_t)tid);
+	put64(s, time);
+	put32x2(s, (uint32_t)cpu, 0);
+	put64(s, period);
+	size = (uint16_t)(s->n - at);
+	memcpy(s->b + at + 6, &size, 2);
+}
+
+/* ---- session setup ---- */
+
+enum img_src { IMG_EMBED, IMG_DISK, IMG_NONE, IMG_WRONG_BID };
+
+static void set_machine(struct prec_session *s, bool tsc)
+{
+	struct prec_machine m;
+
+	memset(&m, 0, sizeof(m));
+	strcpy(m.vendor, "GenuineIntel");
+	m.family = 6;
+	m.model = 0x55;
+	m.stepping = 4;
+	m.cpuid_15_eax = 2;
+	m.cpuid_15_ebx = 100;
+	m.max_nonturbo_ratio = 30;
+	m.mtc_period = 3;
+	m.tsc = tsc;
+	if (tsc) {
+		/* time = 1000000 + tsc * 3 / 2 */
+		m.time_shift = 1;
+		m.time_mult = 3;
+		m.time_zero = 1000000;
+		m.cap_user_time_zero = true;
+	}
+	prec_session_set_machine(s, &m);
+}
+
+static void add_prog(struct prec_session *s, struct sbuf *sb, const struct prog *p, int pid,
+		     int tid, enum img_src src, uint64_t time)
+{
+	uint8_t wrong[20];
+	uint64_t start = p->seg_vaddr & ~0xfffull, pgoff = p->seg_off & ~0xfffull;
+	uint64_t len = (p->seg_vaddr - start) + p->seg_filesz;
+	const uint8_t *bid = p->bid;
+
+	if (src == IMG_WRONG_BID) {
+		memcpy(wrong, p->bid, 20);
+		wrong[0] ^= 0xff;
+		bid = wrong;
+	}
+	rec_mmap2(sb, pid, tid, start, len, pgoff, p->path, bid, 20, time);
+	if (src == IMG_EMBED) {
+		struct prec_image_desc d = { 0 };
+		FILE *f = fopen(p->path, "rb");
+		static uint8_t bytes[1 << 16];
+		size_t n = f ? fread(bytes, 1, sizeof(bytes), f) : 0;
+
+		if (f)
+			fclose(f);
+		/* Embedded under another name: found by build id, not by path. */
+		d.path = "/nonexistent/embedded-copy";
+		d.build_id = p->bid;
+		d.build_id_size = 20;
+		d.file_offset = 0;
+		d.bytes = bytes;
+		d.size = n;
+		T_EQ_INT(prec_session_add_image(s, &d), 0);
+	}
+}
+
+static struct prec_session *make_session(const struct prog *p, enum img_src src,
+					 const struct enc *x, bool tsc, int tid)
+{
+	struct prec_session *s = prec_session_new();
+	struct sbuf sb = { .n = 0 };
+	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
+	uint64_t id = 1;
+
+	set_machine(s, tsc);
+	T_OK(prec_session_add_event(s, &d, &id, 1) == 0);
+	if (src == IMG_NONE)
+		rec_comm(&sb, tid, tid, "prog", true, 0);
+	else {
+		rec_comm(&sb, tid, tid, "prog", true, 0);
+		add_prog(s, &sb, p, tid, tid, src, 0);
+	}
+	T_OK(prec_session_add_sideband(s, sb.b, sb.n, -1) > 0);
+	T_EQ_INT(prec_session_add_aux(s, -1, tid, 0, x->buf, enc_off((struct enc *)x)), 0);
+	T_EQ_INT(prec_session_finalize(s), 0);
+	return s;
+}
+
+/* Decodes stream 0 into @ev (max @max). */
+static size_t decode_all(struct prec_session *s, size_t si, struct prec_tev *ev, size_t max,
+			 bool blocks)
+{
+	struct prec_decoder_opts o = { .no_blocks = !blocks };
+	struct prec_decoder *d;
+	size_t n = 0;
+	int r;
+
+	r = prec_decoder_open(&prec_intel_pt_decoder, s, prec_session_stream(s, si), &o, &d);
+	T_EQ_INT(r, 0);
+	if (r)
+		return 0;
+	while (n < max && (r = prec_decoder_next(d, &ev[n])) > 0)
+		n++;
+	T_EQ_INT(r, 0);
+	prec_decoder_free(d);
+	return n;
+}
+
+/* Compares decoded branch/trace events with the walk's, from index @from. */
+static bool same_flow(const struct prec_tev *ev, size_t n, const struct sim *sm, size_t from)
+{
+	size_t i, j = from;
+	bool ok = true;
+
+	for (i = 0; i < n && ok; i++) {
+		const struct xev *x;
+
+		if (ev[i].type != PREC_TEV_BRANCH && ev[i].type != PREC_TEV_TRACE_BEGIN &&
+		    ev[i].type != PREC_TEV_TRACE_END)
+			continue;
+		if (!T_OK(j < sm->nev))
+			return false;
+		x = &sm->ev[j++];
+		ok = t_check(ev[i].type == x->type, __FILE__, __LINE__,
+			     "event %zu: type %d, expected %d", i, ev[i].type, x->type);
+		if (ok && x->type == PREC_TEV_BRANCH)
+			ok = t_check(ev[i].u.branch.from == x->a && ev[i].u.branch.to == x->b &&
+					     ev[i].u.branch.kind == x->kind,
+				     __FILE__, __LINE__,
+				     "event %zu: branch %#" PRIx64 "->%#" PRIx64 " kind %d, "
+				     "expected %#" PRIx64 "->%#" PRIx64 " kind %d",
+				     i, ev[i].u.branch.from, ev[i].u.branch.to,
+				     ev[i].u.branch.kind, x->a, x->b, x->kind);
+		else if (ok)
+			ok = t_check(ev[i].u.trace.ip == x->a, __FILE__, __LINE__,
+				     "event %zu: trace ip %#" PRIx64 ", expected %#" PRIx64, i,
+				     ev[i].u.trace.ip, x->a);
+	}
+	return ok && t_check(j == sm->nev, __FILE__, __LINE__, "%zu of %zu expected events seen",
+			     j - from, sm->nev - from);
+}
+
+static const char prog1_src[] =
+	"	.text\n"
+	"	.globl _start\n"
+	"	.type _start,@function\n"
+	"_start:\n"
+	"	call f_a\n"
+	"	call f_b\n"
+	"	mov $3, %ecx\n"
+	"1:	dec %ecx\n"
+	"	jnz 1b\n"
+	"	lea f_c(%rip), %rax\n"
+	"	call *%rax\n"
+	"	lea 2f(%rip), %rdx\n"
+	"	jmp *%rdx\n"
+	"2:	jmp 3f\n"
+	"	nop\n"
+	"3:	mov $60, %eax\n"
+	"	syscall\n"
+	"	.size _start, .-_start\n"
+	"	.globl f_a\n"
+	"	.type f_a,@function\n"
+	"f_a:\n"
+	"	call f_b\n"
+	"	ret\n"
+	"	.size f_a, .-f_a\n"
+	"	.type f_b,@function\n"
+	"f_b:\n"
+	"	test %eax, %eax\n"
+	"	je 4f\n"
+	"4:	ret\n"
+	"	.size f_b, .-f_b\n"
+	"	.type f_c,@function\n"
+	"f_c:\n"
+	"	ret\n"
+	"	.size f_c, .-f_c\n";
+
+/* The flow of prog1: f_b's je is taken, then not, then taken; loop T,T,N. */
+static bool prog1_flow(struct prog *p, struct sim *sm, struct enc *x, bool noretcomp,
+		       uint64_t tsc)
+{
+	static uint64_t ind[2];
+
+	if (!build_prog(p, "prog1", prog1_src))
+		return false;
+	memset(sm, 0, sizeof(*sm));
+	sm->p = p;
+	sm->conds = "TNTTTN";
+	ind[0] = sym(p, "f_c");
+	ind[1] = insn_at(p, sym(p, "_start"))->addr; /* patched below */
+	/* The second indirect target is the "2:" label: the jmp after "jmp *%rdx". */
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->in[i].mn, "jmp") && p->in[i].op[0] == '*')
+			ind[1] = p->in[i].addr + (uint64_t)p->in[i].len;
+	sm->ind = ind;
+	sm->nind = 2;
+	sm->noretcomp = noretcomp;
+	enc_init(x, 1 << 16);
+	enc_psb(x, false, 0, tsc);
+	return T_OK(sim_run(sm, x, sym(p, "_start"), tsc)) && T_OK(!x->err);
+}
+
+static void decode_events(void)
+{
+	static struct prec_tev ev[4096];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	size_t n, i, k = 0;
+	bool ok = true;
+
+	if (!prog1_flow(&p, &sm, &x, false, 0))
+		return;
+	s = make_session(&p, IMG_EMBED, &x, false, 42);
+	n = decode_all(s, 0, ev, 4096, true);
+	T_OK(same_flow(ev, n, &sm, 0));
+	/* The blocks cover exactly the executed instructions, in order. */
+	for (i = 0; i < n && ok; i++) {
+		uint64_t ip;
+		uint32_t c = 0;
+
+		if (ev[i].type != PREC_TEV_BLOCK)
+			continue;
+		for (ip = ev[i].u.block.ip; c < ev[i].u.block.ninsn; c++) {
+			const struct insn *in = insn_at(&p, ip);
+
+			ok = t_check(k < sm.nexec && sm.exec[k] == ip, __FILE__, __LINE__,
+				     "insn %zu: %#" PRIx64 ", expected %#" PRIx64, k, ip,
+				     k < sm.nexec ? sm.exec[k] : 0);
+			if (!ok || !in)
+				break;
+			k++;
+			if (ip == ev[i].u.block.end_ip)
+				break;
+			ip += (uint64_t)in->len;
+		}
+		T_EQ_U64(ip, ev[i].u.block.end_ip);
+		T_EQ_INT(c + 1, ev[i].u.block.ninsn);
+		T_EQ_INT(ev[i].tid, 42);
+		T_EQ_INT(ev[i].pid, 42);
+	}
+	T_EQ_INT(k, sm.nexec);
+	T_EQ_INT(prec_session_nr_warnings(s), 0);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+static void decode_noretcomp(void)
+{
+	static struct prec_tev ev[4096];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	size_t n;
+
+	if (!prog1_flow(&p, &sm, &x, true, 0))
+		return;
+	s = make_session(&p, IMG_EMBED, &x, false, 7);
+	n = decode_all(s, 0, ev, 4096, false);
+	T_OK(same_flow(ev, n, &sm, 0));
+	for (size_t i = 0; i < n; i++)
+		T_OK(ev[i].type != PREC_TEV_BLOCK && ev[i].type != PREC_TEV_ERROR);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* The same decode with the code read from the file on disk (build id matches). */
+static void decode_disk_image(void)
+{
+	static struct prec_tev ev[4096];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	size_t n;
+
+	if (!prog1_flow(&p, &sm, &x, false, 0))
+		return;
+	s = make_session(&p, IMG_DISK, &x, false, 42);
+	n = decode_all(s, 0, ev, 4096, true);
+	T_OK(same_flow(ev, n, &sm, 0));
+	T_EQ_INT(prec_session_nr_warnings(s), 0);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+static size_t count_type(const struct prec_tev *ev, size_t n, enum prec_tev_type t)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += ev[i].type == t;
+	return c;
+}
+
+/* A file whose build id differs from the recording's must not be decoded. */
+static void decode_wrong_build_id(void)
+{
+	static struct prec_tev ev[4096];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	size_t n, i;
+
+	if (!prog1_flow(&p, &sm, &x, false, 0))
+		return;
+	s = make_session(&p, IMG_WRONG_BID, &x, false, 42);
+	n = decode_all(s, 0, ev, 4096, true);
+	T_EQ_INT(count_type(ev, n, PREC_TEV_BRANCH), 0);
+	T_EQ_INT(count_type(ev, n, PREC_TEV_BLOCK), 0);
+	T_OK(count_type(ev, n, PREC_TEV_ERROR) >= 1);
+	for (i = 0; i < n; i++)
+		if (ev[i].type == PREC_TEV_ERROR) {
+			T_EQ_INT(ev[i].u.err.code, PREC_DE_NOMAP);
+			T_EQ_U64(ev[i].u.err.ip, sym(&p, "_start"));
+			T_CONTAINS(ev[i].u.err.msg, "no code image");
+			break;
+		}
+	T_EQ_INT(prec_session_nr_warnings(s), 1);
+	T_CONTAINS(prec_session_warning(s, 0), "build id");
+	T_CONTAINS(prec_session_warning(s, 0), "not decoding");
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* No image at all: an error with the offset of the packet that needed code. */
+static void decode_missing_image(void)
+{
+	static struct prec_tev ev[4096];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	size_t n, i, errs = 0;
+
+	if (!prog1_flow(&p, &sm, &x, false, 0))
+		return;
+	s = make_session(&p, IMG_NONE, &x, false, 42);
+	n = decode_all(s, 0, ev, 4096, true);
+	for (i = 0; i < n; i++) {
+		if (ev[i].type != PREC_TEV_ERROR)
+			continue;
+		errs++;
+		T_EQ_INT(ev[i].u.err.code, PREC_DE_NOMAP);
+		/* After PSB, PSBEND, MODE.Exec and TIP.PGE: the first TNT. */
+		T_OK(ev[i].offset > 16 + 2 && ev[i].offset < enc_off(&x));
+		T_EQ_U64(ev[i].u.err.ip, sym(&p, "_start"));
+	}
+	T_EQ_INT(errs, 1);
+	T_EQ_INT(count_type(ev, n, PREC_TEV_TRACE_BEGIN), 1);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+static const char loop_src[] =
+	"	.text\n"
+	"	.globl _start\n"
+	"	.type _start,@function\n"
+	"_start:\n"
+	"	mov $400, %ecx\n"
+	"1:	call work\n"
+	"	dec %ecx\n"
+	"	jnz 1b\n"
+	"	mov $60, %eax\n"
+	"	syscall\n"
+	"	.size _start, .-_start\n"
+	"	.globl work\n"
+	"	.type work,@function\n"
+	"work:\n"
+	"	test $1, %ecx\n"
+	"	jz 2f\n"
+	"	call leaf\n"
+	"2:	ret\n"
+	"	.size work, .-work\n"
+	"	.globl leaf\n"
+	"	.type leaf,@function\n"
+	"leaf:\n"
+	"	ret\n"
+	"	.size leaf, .-leaf\n";
+
+/* 400 iterations: work's jz is N for odd ecx, T for even; loop jnz T..T,N. */
+static bool loop_flow(struct prog *p, struct sim *sm, struct enc *x, unsigned psb_every,
+		      uint64_t tsc, uint64_t tsc_step)
+{
+	static char conds[2000];
+	size_t k = 0;
+
+	if (!build_prog(p, "loop", loop_src))
+		return false;
+	for (int ecx = 400; ecx >= 1; ecx--) {
+		conds[k++] = (ecx & 1) ? 'N' : 'T';
+		conds[k++] = ecx > 1 ? 'T' : 'N';
+	}
+	conds[k] = '\0';
+	memset(sm, 0, sizeof(*sm));
+	sm->p = p;
+	sm->conds = conds;
+	sm->psb_every = psb_every;
+	sm->tsc_step = tsc_step;
+	enc_init(x, 1 << 20);
+	enc_psb(x, false, 0, tsc);
+	return T_OK(sim_run(sm, x, sym(p, "_start"), tsc)) && T_OK(!x->err);
+}
+
+static void decode_psb_periods(void)
+{
+	static struct prec_tev ev[16384];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	size_t n;
+
+	if (!loop_flow(&p, &sm, &x, 97, 0, 0))
+		return;
+	T_OK(sm.npsb > 10);
+	s = make_session(&p, IMG_EMBED, &x, false, 5);
+	n = decode_all(s, 0, ev, 16384, false);
+	T_OK(same_flow(ev, n, &sm, 0));
+	T_EQ_INT(count_type(ev, n, PREC_TEV_ERROR), 0);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* Corrupt one PSB period: an error inside it, then the flow from the next PSB. */
+static void decode_corrupt_resync(void)
+{
+	static struct prec_tev ev[16384];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	size_t n, i, first_err = SIZE_MAX, resume;
+	uint64_t bad;
+
+	if (!loop_flow(&p, &sm, &x, 97, 0, 0) || !T_OK(sm.npsb > 6))
+		return;
+	/* Two bytes that are no packet, in the middle of the fourth period. */
+	bad = (sm.psb_off[3] + sm.psb_off[4]) / 2;
+	x.buf[bad] = 0x02;
+	x.buf[bad + 1] = 0x00;
+	s = make_session(&p, IMG_EMBED, &x, false, 5);
+	n = decode_all(s, 0, ev, 16384, false);
+	for (i = 0; i < n; i++)
+		if (ev[i].type == PREC_TEV_ERROR) {
+			first_err = i;
+			break;
+		}
+	if (!T_OK(first_err < n))
+		goto out;
+	T_EQ_INT(count_type(ev, n, PREC_TEV_ERROR), 1);
+	T_OK(ev[first_err].offset >= sm.psb_off[3] && ev[first_err].offset <= bad + 2);
+	T_EQ_INT(ev[first_err].u.err.code, PREC_DE_BADPKT);
+	/* Up to the damage the flow is intact... */
+	T_OK(first_err > 0);
+	/* ...and from the next PSB on it is the walk's again, to the end. */
+	for (resume = first_err + 1; resume < n; resume++)
+		if (ev[resume].type == PREC_TEV_BRANCH)
+			break;
+	T_OK(same_flow(ev + resume, n - resume, &sm, sm.psb_ev[4]));
+out:
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* Random bytes and every truncation: no crash, no hang, errors reported. */
+static void decode_garbage(void)
+{
+	static struct prec_tev ev[65536];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	size_t len, n;
+	unsigned seed = 1;
+
+	if (!prog1_flow(&p, &sm, &x, false, 0))
+		return;
+	len = enc_off(&x);
+	for (size_t cut = 0; cut <= len; cut++) {
+		struct prec_session *s = prec_session_new();
+		struct sbuf sb = { .n = 0 };
+
+		set_machine(s, false);
+		rec_comm(&sb, 9, 9, "p", true, 0);
+		add_prog(s, &sb, &p, 9, 9, IMG_EMBED, 0);
+		prec_session_add_sideband(s, sb.b, sb.n, -1);
+		if (cut)
+			prec_session_add_aux(s, -1, 9, 0, x.buf, cut);
+		prec_session_finalize(s);
+		if (cut)
+			decode_all(s, 0, ev, 65536, true);
+		prec_session_free(s);
+	}
+	for (int round = 0; round < 50; round++) {
+		struct prec_session *s = prec_session_new();
+		struct sbuf sb = { .n = 0 };
+		static uint8_t junk[8192];
+
+		for (size_t i = 0; i < sizeof(junk); i++)
+			junk[i] = (uint8_t)(rand_r(&seed) >> 3);
+		/* Half the rounds hide a valid trace inside the junk. */
+		if (round & 1)
+			memcpy(junk + 4000, x.buf, len);
+		set_machine(s, false);
+		rec_comm(&sb, 9, 9, "p", true, 0);
+		add_prog(s, &sb, &p, 9, 9, IMG_EMBED, 0);
+		prec_session_add_sideband(s, sb.b, sb.n, -1);
+		prec_session_add_aux(s, -1, 9, 0, junk, sizeof(junk));
+		prec_session_finalize(s);
+		n = decode_all(s, 0, ev, 65536, true);
+		T_OK(n < 65536);
+		if (round & 1)
+			T_OK(count_type(ev, n, PREC_TEV_TRACE_BEGIN) >= 1);
+		prec_session_free(s);
+	}
+	enc_free(&x);
+}
+
+/* A recording gap: a GAP event, then decoding resumes at the next PSB. */
+static void decode_gap(void)
+{
+	static struct prec_tev ev[16384];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	struct sbuf sb = { .n = 0 };
+	size_t n, i, gap = SIZE_MAX;
+	uint64_t cut1, cut2;
+
+	if (!loop_flow(&p, &sm, &x, 97, 0, 0) || !T_OK(sm.npsb > 6))
+		return;
+	/* Bytes [cut1, cut2) never reached the file. */
+	cut1 = sm.psb_off[2] + 10;
+	cut2 = sm.psb_off[3] - 5;
+	s = prec_session_new();
+	set_machine(s, false);
+	rec_comm(&sb, 5, 5, "loop", true, 0);
+	add_prog(s, &sb, &p, 5, 5, IMG_EMBED, 0);
+	prec_session_add_sideband(s, sb.b, sb.n, -1);
+	T_EQ_INT(prec_session_add_aux(s, -1, 5, 0, x.buf, cut1), 0);
+	T_EQ_INT(prec_session_add_aux(s, -1, 5, cut2, x.buf + cut2, enc_off(&x) - cut2), 0);
+	T_EQ_INT(prec_session_finalize(s), 0);
+	T_EQ_INT(prec_session_stream(s, 0)->nr_gaps, 1);
+	n = decode_all(s, 0, ev, 16384, false);
+	for (i = 0; i < n; i++)
+		if (ev[i].type == PREC_TEV_GAP) {
+			gap = i;
+			break;
+		}
+	if (T_OK(gap < n)) {
+		T_EQ_U64(ev[gap].u.gap.lost, cut2 - cut1);
+		T_EQ_U64(ev[gap].offset, cut1);
+		/* From the gap on, the flow is the walk's from PSB 3 on. */
+		T_OK(same_flow(ev + gap + 1, n - gap - 1, &sm, sm.psb_ev[3]));
+	}
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* TSC packets give each event the perf time of the latest timestamp. */
+static void decode_timing(void)
+{
+	static struct prec_tev ev[16384];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	size_t n, i, j = 0, checked = 0;
+	uint64_t tsc0 = 5000000;
+
+	if (!loop_flow(&p, &sm, &x, 97, tsc0, 11))
+		return;
+	s = make_session(&p, IMG_EMBED, &x, true, 5);
+	n = decode_all(s, 0, ev, 16384, false);
+	T_OK(same_flow(ev, n, &sm, 0));
+	for (i = 0; i < n; i++) {
+		if (ev[i].type != PREC_TEV_BRANCH && ev[i].type != PREC_TEV_TRACE_BEGIN &&
+		    ev[i].type != PREC_TEV_TRACE_END)
+			continue;
+		if (j >= sm.nev)
+			break;
+		/* Exactly the TSC of the walk; time = 1000000 + tsc * 3 / 2. */
+		T_EQ_U64(ev[i].tsc, sm.ev[j].tsc);
+		T_EQ_U64(ev[i].time, 1000000 + sm.ev[j].tsc * 3 / 2);
+		j++;
+		checked++;
+	}
+	T_OK(checked > 1000);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* ---- call-trace formatting ---- */
+
+static char *run_output(struct prec_session *s, const struct prec_output_opts *o, int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	*rc = prec_output_run(s, o, f);
+	fclose(f);
+	return buf;
+}
+
+/* perf's --call-trace line, written here from its documented layout. */
+static void exp_line(char **e, size_t *el, int *spacing, const char *comm, int tid,
+		     uint64_t time, const char *flag, const char *dso, int depth,
+		     const char *name)
+{
+	char line[512], ind[256];
+	int len, n = 0;
+
+	snprintf(ind, sizeof(ind), "%*s%s", depth * 4, "", name);
+	len = (int)strlen(ind);
+	if (len > *spacing || (len && len < *spacing - 52))
+		*spacing = ((len + 4) + 31) / 32 * 32;
+	n = snprintf(line, sizeof(line), "%16s %7d %5" PRIu64 ".%09" PRIu64 ": ", comm, tid,
+		     time / 1000000000, time % 1000000000);
+	if (flag)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "  %-21s ", flag);
+	snprintf(line + n, sizeof(line) - (size_t)n, "(%-50.49s)\t%s%*s\n", dso, ind,
+		 len < *spacing ? *spacing - len : 0, "");
+	*e = realloc(*e, *el + strlen(line) + 1);
+	strcpy(*e + *el, line);
+	*el += strlen(line);
+}
+
+static const char *name_of(const struct prog *p, uint64_t a)
+{
+	const char *best = NULL;
+	uint64_t ba = 0;
+
+	for (size_t i = 0; i < p->nsym; i++)
+		if (p->sym[i].addr <= a && p->sym[i].addr >= ba && p->sym[i].name[0] != '_' ) {
+			best = p->sym[i].name;
+			ba = p->sym[i].addr;
+		}
+	if (a >= sym(p, "_start") && (!best || ba < sym(p, "_start")))
+		best = "_start";
+	return best ? best : "?";
+}
+
+/* The expected call trace of a walk, with perf's depth rules. */
+static char *expected_trace(const struct prog *p, const struct sim *sm, bool rets,
+			    const char *comm, int tid)
+{
+	char *e = calloc(1, 1);
+	size_t el = 0;
+	int spacing = 0, depth = 0;
+
+	for (size_t i = 0; i < sm->nev; i++) {
+		const struct xev *x = &sm->ev[i];
+
+		switch (x->type) {
+		case PREC_TEV_TRACE_BEGIN:
+			exp_line(&e, &el, &spacing, comm, tid, 0, rets ? "tr strt" : NULL,
+				 p->path, depth, name_of(p, x->a));
+			break;
+		case PREC_TEV_TRACE_END:
+			exp_line(&e, &el, &spacing, comm, tid, 0, rets ? "tr end" : NULL,
+				 p->path, depth, name_of(p, x->a));
+			break;
+		case PREC_TEV_BRANCH:
+			if (x->kind == PREC_BR_CALL) {
+				depth++;
+				exp_line(&e, &el, &spacing, comm, tid, 0, rets ? "call" : NULL,
+					 p->path, depth, name_of(p, x->b));
+			} else if (x->kind == PREC_BR_RETURN) {
+				if (rets)
+					exp_line(&e, &el, &spacing, comm, tid, 0, "return",
+						 p->path, depth, name_of(p, x->a));
+				depth--;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	return e;
+}
+
+static void call_trace_exact(void)
+{
+	static struct sim sm;
+	struct prec_output_opts o;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	char *got, *exp;
+	int rc;
+
+	if (!prog1_flow(&p, &sm, &x, false, 0))
+		return;
+	s = make_session(&p, IMG_DISK, &x, false, 42);
+	prec_output_opts_init(&o);
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	exp = expected_trace(&p, &sm, false, "prog", 42);
+	T_EQ_STR(got, exp);
+	free(got);
+	free(exp);
+
+	o.fmt = PREC_FMT_CALL_RET_TRACE;
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	exp = expected_trace(&p, &sm, true, "prog", 42);
+	T_EQ_STR(got, exp);
+	/* Spot-check one line against the layout by hand. */
+	T_CONTAINS(got, "    prog      42     0.000000000:   call                  (");
+	free(got);
+	free(exp);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* Call depth stays right over many periods, and --symbol keeps only work(). */
+static void call_trace_symbol_filter(void)
+{
+	static struct sim sm;
+	struct prec_output_opts o;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	char *got, *line, *save = NULL;
+	int rc, lines = 0, leaf = 0, work = 0;
+
+	if (!loop_flow(&p, &sm, &x, 0, 0, 0))
+		return;
+	s = make_session(&p, IMG_DISK, &x, false, 5);
+	prec_output_opts_init(&o);
+	o.symbol = "work";
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	for (line = strtok_r(got, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		lines++;
+		if (strstr(line, "\t    work"))
+			work++;
+		if (strstr(line, "\t        leaf"))
+			leaf++;
+	}
+	/* 400 calls of work, 200 of them (even ecx... odd) call leaf. */
+	T_EQ_INT(work, 400);
+	T_EQ_INT(leaf, 200);
+	T_EQ_INT(lines, 600);
+	free(got);
+
+	o.symbol = "no_such_function";
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, -PREC_E_NOSYM);
+	free(got);
+
+	prec_output_opts_init(&o);
+	o.tid = 6;
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	T_EQ_STR(got, "");
+	free(got);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* The instruction trace lists exactly the walk's instructions, as objdump names them. */
+static void insn_trace(void)
+{
+	static struct sim sm;
+	struct prec_output_opts o;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	char *got, *line, *save = NULL;
+	size_t k = 0;
+	int rc;
+
+	if (!prog1_flow(&p, &sm, &x, false, 0))
+		return;
+	s = make_session(&p, IMG_EMBED, &x, false, 42);
+	prec_output_opts_init(&o);
+	o.fmt = PREC_FMT_INSN_TRACE;
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	for (line = strtok_r(got, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long ip;
+		char *c = strchr(line, ':');
+		const struct insn *in;
+
+		if (!c || strstr(line, "tr strt") || strstr(line, "tr end"))
+			continue;
+		if (!T_OK(sscanf(c + 1, " %llx", &ip) == 1) || !T_OK(k < sm.nexec))
+			break;
+		T_EQ_U64(ip, sm.exec[k]);
+		in = insn_at(&p, ip);
+		/* capstone and objdump agree on the mnemonic (AT&T syntax). */
+		if (in && T_OK(strchr(line, '\t'))) {
+			char mn[16] = "";
+
+			sscanf(strchr(line, '\t') + 1, "%15s", mn);
+			if (strcmp(in->mn, mn) && !(in->mn[0] == 'j' && mn[0] == 'j'))
+				t_check(false, __FILE__, __LINE__, "mnemonic %s vs objdump %s", mn,
+					in->mn);
+		}
+		k++;
+	}
+	T_EQ_INT(k, sm.nexec);
+	T_CONTAINS(got, "f_a+0x0 (");
+	free(got);
+
+	o.fmt = PREC_FMT_STATS;
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "instructions: %zu\n", sm.nexec);
+		T_CONTAINS(got, want);
+		T_CONTAINS(got, "calls: 4\n");
+		T_CONTAINS(got, "returns: 4\n");
+		T_CONTAINS(got, "trace begins: 1\n");
+		T_CONTAINS(got, "trace ends: 1\n");
+		T_CONTAINS(got, "errors: 0\n");
+	}
+	free(got);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/*
+ * Two processes map different code at the same address; an exec replaces the
+ * image. Each per-thread stream must be decoded against its own code.
+ */
+static void images_per_process(void)
+{
+	static struct prec_tev ev[4096];
+	static struct sim sa, sb2;
+	struct prog pa, pb;
+	struct enc xa, xb;
+	struct prec_session *s;
+	struct sbuf sb = { .n = 0 };
+	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
+	uint64_t id = 1, tsc0 = 4000000;
+	size_t n, si;
+
+	if (!prog1_flow(&pa, &sa, &xa, false, tsc0) || !loop_flow(&pb, &sb2, &xb, 0, tsc0, 0))
+		return;
+	T_EQ_U64(pa.seg_vaddr, pb.seg_vaddr);
+	s = prec_session_new();
+	set_machine(s, true);
+	prec_session_add_event(s, &d, &id, 1);
+	/* pid 100 runs loop first, execs prog1 at time 2000000 (tsc 666666). */
+	rec_comm(&sb, 100, 100, "sh", true, 10);
+	add_prog(s, &sb, &pb, 100, 100, IMG_EMBED, 20);
+	rec_comm(&sb, 100, 100, "prog1", true, 2000000);
+	add_prog(s, &sb, &pa, 100, 100, IMG_EMBED, 2000001);
+	/* pid 200 runs loop. */
+	rec_comm(&sb, 200, 200, "loop", true, 30);
+	add_prog(s, &sb, &pb, 200, 200, IMG_DISK, 40);
+	T_OK(prec_session_add_sideband(s, sb.b, sb.n, -1) > 0);
+	prec_session_add_aux(s, -1, 100, 0, xa.buf, enc_off(&xa));
+	prec_session_add_aux(s, -1, 200, 0, xb.buf, enc_off(&xb));
+	T_EQ_INT(prec_session_finalize(s), 0);
+	for (si = 0; si < 2; si++) {
+		const struct prec_stream *st = prec_session_stream(s, si);
+
+		n = decode_all(s, si, ev, 4096, false);
+		T_OK(same_flow(ev, n, st->tid == 100 ? &sa : &sb2, 0));
+		T_EQ_INT(count_type(ev, n, PREC_TEV_ERROR), 0);
+		T_EQ_INT(ev[0].pid, st->tid);
+	}
+	/* Before the exec pid 100 had loop's code at the same address. */
+	{
+		struct prec_images *im = prec_session_images(s);
+		struct prec_loc l1, l2;
+
+		prec_aspace_resolve(prec_images_aspace(im, 100, 100), sym(&pb, "work"), &l1);
+		prec_aspace_resolve(prec_images_aspace(im, 100, 3000000), sym(&pb, "work"), &l2);
+		T_OK(l1.sym && !strcmp(l1.sym->name, "work"));
+		T_OK(!l2.sym || strcmp(l2.sym->name, "work"));
+		T_EQ_STR(prec_session_comm(s, 100, 2500000), "prog1");
+		T_EQ_STR(prec_session_comm(s, 100, 1000), "sh");
+	}
+	prec_session_free(s);
+	enc_free(&xa);
+	enc_free(&xb);
+}
+
+/* One per-CPU stream: thread 100 (prog1), a context switch, thread 200 (loop). */
+static void per_cpu_switch(void)
+{
+	static struct prec_tev ev[8192];
+	static struct sim sa, sb2;
+	struct prog pa, pb;
+	struct enc x;
+	struct prec_session *s;
+	struct sbuf sb = { .n = 0 };
+	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
+	struct prec_machine m;
+	uint64_t id = 1;
+	size_t n, i, sw = SIZE_MAX;
+
+	if (!build_prog(&pa, "prog1", prog1_src) || !build_prog(&pb, "loop", loop_src))
+		return;
+	/* Encode both walks into one buffer: prog1 at tsc 1000, loop at tsc 9000. */
+	{
+		static uint64_t ind[2];
+		static char conds[2000];
+		size_t k = 0;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.p = &pa;
+		sa.conds = "TNTTTN";
+		ind[0] = sym(&pa, "f_c");
+		for (i = 0; i < pa.n; i++)
+			if (!strcmp(pa.in[i].mn, "jmp") && pa.in[i].op[0] == '*')
+				ind[1] = pa.in[i].addr + (uint64_t)pa.in[i].len;
+		sa.ind = ind;
+		sa.nind = 2;
+		for (int ecx = 400; ecx >= 1; ecx--) {
+			conds[k++] = (ecx & 1) ? 'N' : 'T';
+			conds[k++] = ecx > 1 ? 'T' : 'N';
+		}
+		memset(&sb2, 0, sizeof(sb2));
+		sb2.p = &pb;
+		sb2.conds = conds;
+		enc_init(&x, 1 << 20);
+		enc_psb(&x, false, 0, 1000);
+		T_OK(sim_run(&sa, &x, sym(&pa, "_start"), 1000));
+		T_OK(sim_run(&sb2, &x, sym(&pb, "_start"), 9000));
+	}
+	s = prec_session_new();
+	set_machine(s, true);
+	m = *prec_session_machine(s);
+	m.per_cpu = true;
+	prec_session_set_machine(s, &m);
+	prec_session_add_event(s, &d, &id, 1);
+	rec_comm(&sb, 100, 100, "prog1", true, 10);
+	add_prog(s, &sb, &pa, 100, 100, IMG_EMBED, 11);
+	rec_comm(&sb, 200, 200, "loop", true, 12);
+	add_prog(s, &sb, &pb, 200, 200, IMG_EMBED, 13);
+	/* time = 1000000 + tsc * 1.5: tsc 1000 -> 1001500, tsc 9000 -> 1013500. */
+	rec_switch(&sb, 3, false, 100, 100, 0, 0, 1000000);
+	rec_switch(&sb, 3, true, 100, 100, 200, 200, 1010000);
+	rec_switch(&sb, 3, false, 200, 200, 100, 100, 1010001);
+	T_OK(prec_session_add_sideband(s, sb.b, sb.n, 3) > 0);
+	prec_session_add_aux(s, 3, -1, 0, x.buf, enc_off(&x));
+	T_EQ_INT(prec_session_finalize(s), 0);
+	n = decode_all(s, 0, ev, 8192, false);
+	for (i = 0; i < n; i++)
+		if (ev[i].type == PREC_TEV_SWITCH) {
+			sw = i;
+			break;
+		}
+	if (T_OK(sw < n)) {
+		T_EQ_INT(ev[sw].u.sw.prev_tid, 100);
+		T_EQ_INT(ev[sw].tid, 200);
+		T_OK(same_flow(ev, sw, &sa, 0));
+		T_OK(same_flow(ev + sw, n - sw, &sb2, 0));
+		for (i = 0; i < n; i++) {
+			T_EQ_INT(ev[i].cpu, 3);
+			T_EQ_INT(ev[i].tid, i < sw ? 100 : 200);
+		}
+	}
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* Trigger samples name the pause/resume they caused, in every format. */
+static void trigger_names(void)
+{
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	struct sbuf sb = { .n = 0 };
+	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
+	struct prec_evdesc dp = { .name = "sys_enter_exit", .kind = PREC_EVK_PAUSE };
+	struct prec_output_opts o;
+	uint64_t id = 1, idp = 2, tsc0 = 2000, t_end;
+	char *got;
+	int rc;
+
+	if (!prog1_flow(&p, &sm, &x, false, tsc0))
+		return;
+	s = prec_session_new();
+	set_machine(s, true);
+	prec_session_add_event(s, &d, &id, 1);
+	T_EQ_INT(prec_session_add_event(s, &dp, &idp, 1), 1);
+	rec_comm(&sb, 42, 42, "prog", true, 1);
+	add_prog(s, &sb, &p, 42, 42, IMG_EMBED, 2);
+	t_end = 1000000 + tsc0 * 3 / 2;
+	rec_sample(&sb, 2, sym(&p, "_start"), 42, 42, t_end, 0, 1);
+	T_OK(prec_session_add_sideband(s, sb.b, sb.n, -1) > 0);
+	prec_session_add_aux(s, -1, 42, 0, x.buf, enc_off(&x));
+	T_EQ_INT(prec_session_finalize(s), 0);
+	prec_output_opts_init(&o);
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	T_CONTAINS(got, "-- pause trigger sys_enter_exit at ");
+	T_CONTAINS(got, "_start  (paused by sys_enter_exit)\n");
+	free(got);
+	o.fmt = PREC_FMT_STATS;
+	got = run_output(s, &o, &rc);
+	T_CONTAINS(got, "trigger sys_enter_exit (pause): 1 samples\n");
+	free(got);
+	o.fmt = PREC_FMT_BRANCHES;
+	got = run_output(s, &o, &rc);
+	T_CONTAINS(got, "(paused by sys_enter_exit)");
+	T_CONTAINS(got, "call     ");
+	free(got);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+static ssize_t broken_write(void *c, const char *b, size_t n)
+{
+	(void)c;
+	(void)b;
+	(void)n;
+	errno = EPIPE;
+	return -1;
+}
+
+/* A reader that went away gives -EPIPE, not a crash. */
+static void output_epipe(void)
+{
+	static struct sim sm;
+	struct prec_output_opts o;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	FILE *f;
+
+	if (!loop_flow(&p, &sm, &x, 0, 0, 0))
+		return;
+	s = make_session(&p, IMG_EMBED, &x, false, 5);
+	f = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = broken_write });
+	prec_output_opts_init(&o);
+	o.fmt = PREC_FMT_INSN_TRACE;
+	T_EQ_INT(prec_output_run(s, &o, f), -EPIPE);
+	fclose(f);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+static const struct t_case cases[] = {
+	T(decode_events),
+	T(decode_noretcomp),
+	T(decode_disk_image),
+	T(decode_wrong_build_id),
+	T(decode_missing_image),
+	T(decode_psb_periods),
+	T(decode_corrupt_resync),
+	T(decode_garbage),
+	T(decode_gap),
+	T(decode_timing),
+	T(call_trace_exact),
+	T(call_trace_symbol_filter),
+	T(insn_trace),
+	T(images_per_process),
+	T(per_cpu_switch),
+	T(trigger_names),
+	T(output_epipe),
+};
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, cases, T_N(cases));
+}
