@@ -367,8 +367,9 @@ int cmd_record(int argc, char **argv)
 		ret = cli_usage_error("record", "nothing to record: give a command (ptrec record -- CMD), -p PID, -t TID or -a");
 		goto out;
 	}
-	if (o.ntids && !o.npids && !o.argv)
-		o.per_thread = o.per_thread || false;
+	/* -t means those threads only: a ring each, no inheritance to new threads. */
+	if (o.ntids)
+		o.per_thread = true;
 
 	eo.emulate = o.emulate;
 	el = prec_evlist_new(&eo);

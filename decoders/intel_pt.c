@@ -59,6 +59,7 @@ struct ipt {
 	/* the branch that ended the last block, waiting for its target */
 	bool pend;
 	uint64_t pend_from;
+	uint64_t pend_tsc;        /* the time the branch executed */
 	enum pt_insn_class pend_class;
 	uint64_t last_ip;
 	int mode;
@@ -141,18 +142,16 @@ static uint64_t cpu_advance(struct ipt *d, uint64_t t)
 
 static void update_context(struct ipt *d, bool force)
 {
-	uint64_t t = d->have_time ? d->time : UINT64_MAX;
+	/* Before the first timestamp of a timed trace, assume its beginning. */
+	uint64_t t = d->have_time ? d->time : prec_session_machine(d->s)->tsc ? 0 : UINT64_MAX;
 	uint64_t until = UINT64_MAX;
 	struct prec_aspace *as;
 	int old_tid = d->tid, old_pid = d->pid;
 
 	if (!force && t < d->ctx_until)
 		return;
-	if (d->st->cpu >= 0 && d->st->tid < 0) {
-		/* Without time a per-CPU stream cannot follow switches. */
-		if (d->have_time)
-			until = cpu_advance(d, t);
-	}
+	if (d->st->cpu >= 0 && d->st->tid < 0)
+		until = cpu_advance(d, t);
 	d->pid = d->tid >= 0 ? prec_session_pid_of(d->s, d->tid, t) : -1;
 	as = prec_images_aspace(d->im, d->pid, t);
 	if (prec_aspace_end(as) < until)
@@ -165,7 +164,7 @@ static void update_context(struct ipt *d, bool force)
 		if (img && d->dec)
 			pt_blk_set_image(d->dec, img);
 	}
-	if (!force && d->tid != old_tid) {
+	if (!force && d->tid != old_tid && old_tid >= 0) {
 		struct prec_tev *e = push(d, PREC_TEV_SWITCH);
 
 		e->u.sw.prev_pid = old_pid;
@@ -291,6 +290,10 @@ static enum prec_br_kind resolve_pending(struct ipt *d, uint64_t to)
 	if (kind == PREC_BR_JUMP && ie && ie->indirect)
 		kind = PREC_BR_INDIRECT;
 	e = push(d, PREC_TEV_BRANCH);
+	if (d->pend_tsc) {
+		e->tsc = d->pend_tsc;
+		e->time = prec_session_tsc_to_time(d->s, d->pend_tsc);
+	}
 	e->u.branch.from = d->pend_from;
 	e->u.branch.to = to;
 	e->u.branch.kind = kind;
@@ -526,11 +529,7 @@ static int mode_bits(enum pt_exec_mode m)
 static void handle_block(struct ipt *d, const struct pt_block *b)
 {
 	struct prec_tev *e;
-	uint64_t tsc = 0;
-	uint32_t lm, lc;
 
-	if (pt_blk_time(d->dec, &tsc, &lm, &lc) >= 0)
-		set_tsc(d, tsc);
 	resolve_pending(d, b->ip);
 	if (!d->opts.no_blocks) {
 		e = push(d, PREC_TEV_BLOCK);
@@ -547,6 +546,7 @@ static void handle_block(struct ipt *d, const struct pt_block *b)
 	default:
 		d->pend = true;
 		d->pend_from = b->end_ip;
+		d->pend_tsc = d->have_time ? d->tsc : 0;
 		d->pend_class = b->iclass;
 	}
 }
@@ -666,6 +666,12 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 	d->cfg.nom_freq = (uint8_t)m->max_nonturbo_ratio;
 	d->cfg.flags.variant.block.end_on_call = 1;
 	d->cfg.flags.variant.block.end_on_jump = 1;
+	/*
+	 * pt_blk_time() runs ahead of the instruction flow (the query decoder
+	 * reads past the packet it needs); tick events carry each timing
+	 * update at the place in the flow where it belongs.
+	 */
+	d->cfg.flags.variant.block.enable_tick_events = 1;
 	d->cs_ok = cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) == CS_ERR_OK;
 	if (d->cs_ok)
 		cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);

@@ -41,7 +41,7 @@ enum emu_msg_type {
 	EMU_MSG_SB,        /* one perf-format sideband record */
 	EMU_MSG_TRUTH,     /* ground-truth text lines */
 	EMU_MSG_ERROR,     /* fatal plugin error; payload = message text */
-	EMU_MSG_BYE,       /* a plugin instance ends; arg = guest exit code or -1 */
+	EMU_MSG_BYE,       /* a plugin instance ends; arg = instructions it saw retire */
 };
 
 struct emu_msg {

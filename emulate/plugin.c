@@ -1440,6 +1440,7 @@ static void do_exec(struct thr *t, uint64_t gpath, uint64_t gargv, uint64_t genv
 	for (i = 1; i < nargv; i++)
 		args[k++] = argv[i];
 	args[k] = NULL;
+	emu_send(EMU_MSG_BYE, 0, __atomic_load_n(&g_clock, __ATOMIC_RELAXED), NULL, 0, NULL, 0);
 	fcntl(g_sock, F_SETFD, 0);
 	fcntl(g_cfgfd, F_SETFD, 0);
 	execve(cfg.qemu, args, envp);
@@ -1501,6 +1502,9 @@ static void child_after_fork(struct thr *t)
 
 	g_ppid = g_pid;
 	g_pid = getpid();
+	/* The child counts its own instructions; its clock goes on. */
+	g_tsc0 += g_clock;
+	g_clock = 0;
 	/* Only the forking thread exists in the child; the others' copies go. */
 	for (i = 0; i < MAX_VCPUS; i++)
 		if (g_thr[i] && g_thr[i] != t)
@@ -1586,7 +1590,7 @@ static void on_atexit(qemu_plugin_id_t id, void *ud)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	usleep(2000);
 	all_threads_end();
-	emu_send(EMU_MSG_BYE, 0, (uint64_t)-1, NULL, 0, NULL, 0);
+	emu_send(EMU_MSG_BYE, 0, __atomic_load_n(&g_clock, __ATOMIC_RELAXED), NULL, 0, NULL, 0);
 }
 
 /* ---- configuration ----------------------------------------------------- */

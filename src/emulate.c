@@ -266,7 +266,7 @@ static void child_exec(const char *qemu, const char *popt, const char *interp,
 }
 
 static int deliver(const struct emu_msg *m, const uint8_t *payload, const struct prec_emu_ops *ops,
-		   int truth_fd, char *errmsg, size_t errsize, int *hellos)
+		   int truth_fd, char *errmsg, size_t errsize, int *hellos, uint64_t *insns)
 {
 	switch (m->type) {
 	case EMU_MSG_HELLO:
@@ -291,6 +291,7 @@ static int deliver(const struct emu_msg *m, const uint8_t *payload, const struct
 			snprintf(errmsg, errsize, "%.*s", (int)m->size, (const char *)payload);
 		return 0;
 	case EMU_MSG_BYE:
+		*insns += m->arg;
 		return 0;
 	}
 	return -EPROTO;
@@ -306,7 +307,7 @@ int prec_emu_run(const struct prec_emu_config *cfg, const struct prec_emu_ops *o
 	uint8_t *buf = NULL;
 	char errmsg[512] = "";
 	struct sigaction sa, old_int, old_term;
-	uint64_t quiet_since = 0;
+	uint64_t quiet_since = 0, insns = 0;
 	size_t plen;
 
 	if (wstatus)
@@ -431,7 +432,7 @@ int prec_emu_run(const struct prec_emu_config *cfg, const struct prec_emu_ops *o
 					break;
 				}
 				r = deliver(&m, buf + sizeof(m), ops, truth_fd, errmsg,
-					    sizeof(errmsg), &hellos);
+					    sizeof(errmsg), &hellos, &insns);
 				if (r < 0)
 					break;
 				quiet_since = prec_now_ns();
@@ -466,6 +467,8 @@ int prec_emu_run(const struct prec_emu_config *cfg, const struct prec_emu_ops *o
 	}
 	if (wstatus)
 		*wstatus = status;
+	if (cfg->insns)
+		*cfg->insns = insns;
 	if (r == 0 && errmsg[0]) {
 		r = prec_diag_set(diag, -EPROTO, -1, "software tracer: %s", errmsg);
 	} else if (r == 0 && !hellos) {

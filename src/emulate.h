@@ -95,6 +95,9 @@ struct prec_emu_config {
 	size_t ntriggers;
 	const char *truth_path; /* ground truth output, NULL for none */
 	char *const *argv;      /* the workload, argv[0] looked up in PATH */
+	/* If not NULL, receives the user instructions the workload retired
+	 * (all processes and threads, traced or paused). */
+	uint64_t *insns;
 };
 
 struct prec_emu_ops {

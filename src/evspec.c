@@ -208,6 +208,11 @@ static int read_name(struct parser *p, char **out, long *pos)
 	return *out ? 0 : nomem(p);
 }
 
+static bool is_glob(char c)
+{
+	return c == '*' || c == '?' || c == '[';
+}
+
 /* Explains a character that cannot start or continue an event here. */
 static int unexpected(struct parser *p, const char *what)
 {
@@ -222,7 +227,7 @@ static int unexpected(struct parser *p, const char *what)
 		prec_diag_hint(p->d, "events are separated by ',' without spaces");
 		return -PREC_E_SYNTAX;
 	}
-	if (c == '*' || c == '?' || c == '[') {
+	if (is_glob(c)) {
 		perr(p, -PREC_E_SYNTAX, pos, "unexpected '%c': wildcards are not supported", c);
 		prec_diag_hint(p->d, "name each event; 'ptrec list GLOB' shows what matches");
 		return -PREC_E_SYNTAX;
@@ -1162,7 +1167,7 @@ static int parse_tracepoint(struct parser *p, struct ev *e, char *sys, long spos
 	if (err)
 		return err;
 	e->pub.tp.name = name;
-	if (!*name)
+	if (!*name || is_glob(peek(p)))
 		return unexpected(p, "a tracepoint name after ':'");
 	e->pub.kind = PREC_EV_TRACEPOINT;
 	e->pub.tp.syscall_nr = -1;
@@ -1510,6 +1515,7 @@ static int check_event(struct parser *p, struct ev *e)
 	     pe->kind == PREC_EV_UPROBE || pe->kind == PREC_EV_URETPROBE ||
 	     pe->kind == PREC_EV_BREAKPOINT))
 		pe->attr.sample_period = 1;
+	pe->attr.aux_action = pe->aux_action;
 	return 0;
 }
 
@@ -1580,7 +1586,9 @@ static int parse_event(struct parser *p, int ugroup, bool in_braces)
 	err = read_name(p, &name, &npos);
 	if (err)
 		return err;
-	if (!*name) {
+	if (is_glob(peek(p))) {
+		err = unexpected(p, NULL);
+	} else if (!*name) {
 		err = peek(p) == '/' ? perr(p, -PREC_E_SYNTAX, npos,
 					    "expected a PMU or event name before '/'")
 				     : unexpected(p, "an event");

@@ -157,7 +157,8 @@ static struct prec_dso *dso_get(struct prec_images *im, const char *path, const 
 		return NULL;
 	}
 	im->dsos = n;
-	memcpy(d->bid, bid, bid_size);
+	if (bid_size)
+		memcpy(d->bid, bid, bid_size);
 	d->bid_size = bid_size;
 	d->kernel = kernel;
 	im->dsos[im->nr_dsos++] = d;

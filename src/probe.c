@@ -3,9 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
@@ -13,12 +11,6 @@
 #include "probe.h"
 #include "util.h"
 
-#ifndef TRACEFS_MAGIC
-#define TRACEFS_MAGIC 0x74726163
-#endif
-#ifndef DEBUGFS_MAGIC
-#define DEBUGFS_MAGIC 0x64626720
-#endif
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
 #endif
@@ -174,47 +166,6 @@ void prec_cpuid_ident(char vendor[13], unsigned *family, unsigned *model, unsign
 	*family = fam;
 	*model = mod;
 	*stepping = a & 0xf;
-}
-
-static bool is_tracefs(const char *p)
-{
-	struct statfs s;
-	char ev[512];
-	struct stat st;
-
-	/* Fixture trees (PTREC_SYSROOT) are plain directories. */
-	if (prec_sysroot()[0]) {
-		snprintf(ev, sizeof(ev), "%s/events", p);
-		return stat(ev, &st) == 0 && S_ISDIR(st.st_mode);
-	}
-	if (statfs(p, &s))
-		return false;
-	return s.f_type == TRACEFS_MAGIC || s.f_type == DEBUGFS_MAGIC;
-}
-
-int prec_tracefs_path(char *path, size_t size)
-{
-	static const char *const where[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	size_t i;
-
-	for (i = 0; i < PREC_ARRAY_SIZE(where); i++) {
-		if (prec_sys_path(path, size, "%s", where[i]))
-			return -ENAMETOOLONG;
-		if (is_tracefs(path))
-			return 0;
-	}
-	return -ENOENT;
-}
-
-int prec_tracefs_mount(char *path, size_t size)
-{
-	int err = prec_tracefs_path(path, size);
-
-	if (err != -ENOENT || prec_sysroot()[0] || geteuid() != 0)
-		return err;
-	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
-		return -errno;
-	return prec_tracefs_path(path, size);
 }
 
 int prec_find_in_path(const char *name, char *out, size_t size)

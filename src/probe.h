@@ -48,17 +48,6 @@ bool prec_cpuid_tsc(uint32_t leaf15[3]);
 /* Vendor string (13 bytes incl. NUL) and family/model/stepping (display values). */
 void prec_cpuid_ident(char vendor[13], unsigned *family, unsigned *model, unsigned *stepping);
 
-/*
- * Finds the tracefs mount: "/sys/kernel/tracing" or "/sys/kernel/debug/tracing"
- * (under PTREC_SYSROOT). Returns 0 with @path filled, -ENOENT if not mounted.
- */
-int prec_tracefs_path(char *path, size_t size);
-/*
- * As prec_tracefs_path(), but when tracefs is not mounted, no PTREC_SYSROOT is
- * set and we are root, mounts it at /sys/kernel/tracing first.
- */
-int prec_tracefs_mount(char *path, size_t size);
-
 /* Looks up an executable in PATH; returns 0 and the full path, or -ENOENT. */
 int prec_find_in_path(const char *name, char *out, size_t size);
 

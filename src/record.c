@@ -678,6 +678,41 @@ static int drain(struct rec *r)
 	return r->err;
 }
 
+/* A process that has exited but not been reaped shows state Z (or X). */
+static bool zombie(const char *statpath)
+{
+	char *s = NULL, *rp;
+	bool z = false;
+
+	if (prec_read_text(statpath, &s) < 0)
+		return true;
+	rp = strrchr(s, ')');
+	if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
+		z = true;
+	free(s);
+	return z;
+}
+
+/* Attach mode ends when every process and thread it attached to is gone. */
+static bool targets_alive(const struct prec_record_opts *o)
+{
+	char p[64];
+	size_t i;
+
+	for (i = 0; i < o->npids; i++) {
+		snprintf(p, sizeof(p), "/proc/%d/stat", (int)o->pids[i]);
+		if (!access(p, F_OK) && !zombie(p))
+			return true;
+	}
+	for (i = 0; i < o->ntids; i++) {
+		/* Thread ids resolve under /proc too, though readdir hides them. */
+		snprintf(p, sizeof(p), "/proc/%d/stat", (int)o->tids[i]);
+		if (!access(p, F_OK) && !zombie(p))
+			return true;
+	}
+	return false;
+}
+
 static int pidfd_of(pid_t pid)
 {
 #ifdef SYS_pidfd_open
@@ -984,7 +1019,10 @@ static int finish_file(struct rec *r)
 
 	if (!ss)
 		return -ENOMEM;
-	err = prec_mapset_embed(r->maps, r->w, r->o->no_embed, &r->res->embed);
+	/* The trace and sideband first: on a full disk they matter more than images. */
+	err = prec_tfile_writer_flush(r->w);
+	if (!err)
+		err = prec_mapset_embed(r->maps, r->w, r->o->no_embed, &r->res->embed);
 	if (!err && !r->o->emulate && traces_kernel(r))
 		write_kernel_material(r);
 	fill_stats(r, &st, ss);
@@ -1022,7 +1060,7 @@ static int record_kernel(struct rec *r)
 	struct pollfd *pfd = NULL;
 	bool have_wl = o->argv != NULL, stopping = false;
 	int pidfd = -1, err, timeout;
-	uint64_t t0, deadline = 0;
+	uint64_t t0, deadline = 0, last_flush;
 	size_t i, np;
 
 	memset(&wl, 0, sizeof(wl));
@@ -1069,6 +1107,7 @@ static int record_kernel(struct rec *r)
 	if (o->duration > 0)
 		deadline = t0 + (uint64_t)(o->duration * 1e9);
 
+	last_flush = t0;
 	pfd = calloc(r->nt + 2, sizeof(*pfd));
 	if (!pfd) {
 		err = -ENOMEM;
@@ -1098,6 +1137,20 @@ static int record_kernel(struct rec *r)
 			for (i = 0; i < r->nt; i++)
 				if (pfd[i].revents & POLLHUP)
 					r->t[i].hup = true;
+		/*
+		 * Once a second, when the writer is idle, cut what is buffered into
+		 * chunks: a SIGKILL or a crash then loses at most a second of sideband.
+		 */
+		if (prec_now_ns() - last_flush > 1000000000ull) {
+			last_flush = prec_now_ns();
+			if (prec_tfile_writer_queued(r->w) == 0) {
+				err = prec_tfile_writer_flush(r->w);
+				if (err) {
+					err = write_error(r, err);
+					break;
+				}
+			}
+		}
 		if (have_wl && prec_workload_wait(&wl, false))
 			break;
 		if (o->stop_fd >= 0 && (pfd[r->nt].revents & POLLIN)) {
@@ -1120,14 +1173,8 @@ static int record_kernel(struct rec *r)
 			stopping = true;
 			deadline = 0;
 		}
-		if (!have_wl && o->per_thread) {
-			bool all = true;
-
-			for (i = 0; i < r->nt; i++)
-				all = all && r->t[i].hup;
-			if (all)
-				break;
-		}
+		if (!have_wl && !o->system_wide && !targets_alive(o))
+			break;
 	}
 	r->res->duration_ns = prec_now_ns() - t0;
 	disable_all(r);
@@ -1286,7 +1333,7 @@ static int record_emulated(struct rec *r)
 	struct prec_tfile_info info;
 	struct prec_tfile_machine m;
 	struct emu_ctx ec = { r, NULL, 0 };
-	struct prec_emu_ops ops = { &ec, emu_aux, emu_sideband };
+	struct prec_emu_ops ops = { .ctx = &ec, .aux = emu_aux, .sideband = emu_sideband };
 	struct utsname u;
 	char host[256], path[4096];
 	int err, wstatus = 0;

@@ -10,6 +10,8 @@ static volatile int depth_reached;
 __attribute__((noinline)) static void dive(int n, int jump_at)
 {
 	depth_reached = n;
+	if (n > 1000)
+		return;
 	if (n == jump_at)
 		longjmp(env, n);
 	dive(n + 1, jump_at);

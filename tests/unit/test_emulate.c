@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emulate.h"
@@ -240,7 +242,7 @@ static int on_sb(void *ctx, const void *p, size_t size)
 	case PERF_RECORD_SAMPLE: {
 		struct sample *s;
 
-		if (size != 8 + 56 || r->nsamp >= MAXSAMP) {
+		if (size != 56 || r->nsamp >= MAXSAMP) {
 			r->bad_records++;
 			break;
 		}
@@ -673,6 +675,450 @@ static void fork_exec_flow(void)
 	rec_free(r);
 }
 
+
+/* File offset, link-time address and size of function @name in @path. */
+static int func_info(const char *path, const char *name, uint64_t *off, uint64_t *vaddr,
+		     uint64_t *size)
+{
+	int fd = open(path, O_RDONLY), found = 0;
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t i, n;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			nm = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (nm && !strcmp(nm, name) && GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
+				*vaddr = sym.st_value;
+				*size = sym.st_size;
+				found = 1;
+				break;
+			}
+		}
+	}
+	if (found && !elf_getphdrnum(e, &n)) {
+		found = 0;
+		for (i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    *vaddr >= ph.p_vaddr && *vaddr < ph.p_vaddr + ph.p_filesz) {
+				*off = *vaddr - ph.p_vaddr + ph.p_offset;
+				found = 1;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found ? 0 : -1;
+}
+
+/* Runtime address of the mapped file offset @off of @path, from MMAP2 records. */
+static uint64_t runtime_addr(const struct rec *r, const char *path, uint64_t off)
+{
+	int i;
+
+	for (i = 0; i < r->nm; i++)
+		if (!strcmp(r->m[i].path, path) && off >= r->m[i].pgoff &&
+		    off < r->m[i].pgoff + r->m[i].len)
+			return r->m[i].addr + off - r->m[i].pgoff;
+	return 0;
+}
+
+/* Decodes every stream of @tid into @out; returns decode errors. */
+static int decode_tid(const struct rec *r, uint32_t tid, struct runs *out, uint64_t *n)
+{
+	int j, errs = 0;
+
+	for (j = 0; j < r->ns; j++)
+		if (r->s[j].tid == tid)
+			errs += decode_stream(r, &r->s[j], out, n, NULL);
+	return errs;
+}
+
+/* Counts the truth's pause and resume points of @tid. */
+static void truth_marks(const char *path, uint32_t tid, int *pauses, int *resumes)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+
+	*pauses = *resumes = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned t;
+		char k;
+
+		if (sscanf(line, "%c %u", &k, &t) == 2 && t == tid) {
+			*pauses += k == 'P';
+			*resumes += k == 'R';
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+static int count_samples(const struct rec *r, uint64_t id, uint64_t ip)
+{
+	int i, n = 0;
+
+	for (i = 0; i < r->nsamp; i++)
+		n += r->samp[i].id == id && (!ip || r->samp[i].ip == ip);
+	return n;
+}
+
+/* uprobe resume at window_fn entry, uretprobe pause at its return. */
+static void uprobe_window(void)
+{
+	const char *prog = prog_path("window");
+	uint64_t off = 0, va = 0, size = 0, rt, k, insns = 0;
+	struct prec_emu_trigger tr[2] = {
+		{ .kind = PREC_EMU_UPROBE, .action = PREC_EMU_ACT_RESUME, .event_index = 1 },
+		{ .kind = PREC_EMU_URETPROBE, .action = PREC_EMU_ACT_PAUSE, .event_index = 2 },
+	};
+	struct prec_emu_config c = { .start_paused = true, .triggers = tr, .ntriggers = 2 };
+	char *argv[] = { (char *)prog, "5", NULL };
+	struct runs dr = { 0 };
+	int code = -1, p, rs;
+	struct rec *r;
+
+	T_OK(func_info(prog, "window_fn", &off, &va, &size) == 0);
+	tr[0].path = tr[1].path = prog;
+	tr[0].offset = tr[1].offset = off;
+	r = record(&c, argv, &code, truth_file());
+	T_OK(r != NULL);
+	if (!r)
+		return;
+	T_EQ_INT(code, 0);
+	T_OK(compare_all(r, truth_file(), 0) > 0);
+	rt = runtime_addr(r, prog, off);
+	T_OK(rt != 0);
+	T_EQ_INT(r->ns, 1);
+	if (r->ns == 1) {
+		T_EQ_INT(decode_tid(r, r->s[0].tid, &dr, &insns), 0);
+		truth_marks(truth_file(), r->s[0].tid, &p, &rs);
+		T_EQ_INT(rs, 5);
+		T_EQ_INT(p, 5);
+	}
+	/* Nothing outside window_fn, and each of the 5 calls in full. */
+	for (k = 0, p = 0; k < dr.n; k++) {
+		T_OK(dr.r[k].start >= rt && dr.r[k].end <= rt + size);
+		p += dr.r[k].start == rt;
+	}
+	T_EQ_INT(p, 5);
+	T_OK(insns > 5 * 30);
+	T_EQ_U64(insns % 5, 0);
+	T_EQ_INT(count_samples(r, 2, rt), 5);
+	T_EQ_INT(count_samples(r, 3, 0), 5);
+	free(dr.r);
+	rec_free(r);
+}
+
+/* Resume when getpid() returns, pause when uname() is entered. */
+static void syscall_window(void)
+{
+	const char *prog = prog_path("window");
+	uint64_t off = 0, va = 0, size = 0, ib = 0, of = 0, insns = 0, k;
+	struct prec_emu_trigger tr[2] = {
+		{ .kind = PREC_EMU_SYS_EXIT, .action = PREC_EMU_ACT_RESUME, .event_index = 1, .nr = 39 },
+		{ .kind = PREC_EMU_SYS_ENTER, .action = PREC_EMU_ACT_PAUSE, .event_index = 2, .nr = 63 },
+	};
+	struct prec_emu_config c = { .start_paused = true, .triggers = tr, .ntriggers = 2 };
+	char *argv[] = { (char *)prog, "5", NULL };
+	struct runs dr = { 0 };
+	int code = -1, saw_ib = 0, saw_of = 0, saw_win = 0;
+	struct rec *r = record(&c, argv, &code, truth_file());
+
+	T_OK(r != NULL);
+	if (!r)
+		return;
+	T_EQ_INT(code, 0);
+	T_OK(compare_all(r, truth_file(), 0) > 0);
+	T_OK(func_info(prog, "in_between", &off, &va, &size) == 0);
+	ib = runtime_addr(r, prog, off);
+	T_OK(func_info(prog, "outside_fn", &off, &va, &size) == 0);
+	of = runtime_addr(r, prog, off);
+	T_OK(func_info(prog, "window_fn", &off, &va, &size) == 0);
+	if (r->ns == 1)
+		T_EQ_INT(decode_tid(r, r->s[0].tid, &dr, &insns), 0);
+	for (k = 0; k < dr.n; k++) {
+		saw_ib |= dr.r[k].start == ib;
+		saw_of |= dr.r[k].start == of;
+		saw_win |= dr.r[k].start == runtime_addr(r, prog, off);
+	}
+	T_OK(saw_ib && saw_of && !saw_win);
+	/* in_between calls outside_fn 20 times. */
+	T_OK(insns > 20 * 3);
+	T_EQ_INT(count_samples(r, 2, 0), 1);
+	T_EQ_INT(count_samples(r, 3, 0), 1);
+	free(dr.r);
+	rec_free(r);
+}
+
+/* Resume at getpid() entry, pause at its exit: user-only trace sees nothing. */
+static void syscall_inside(void)
+{
+	struct prec_emu_trigger tr[2] = {
+		{ .kind = PREC_EMU_SYS_ENTER, .action = PREC_EMU_ACT_RESUME, .event_index = 1, .nr = 39 },
+		{ .kind = PREC_EMU_SYS_EXIT, .action = PREC_EMU_ACT_PAUSE, .event_index = 2, .nr = 39 },
+	};
+	struct prec_emu_config c = { .start_paused = true, .tsc = true, .triggers = tr,
+				     .ntriggers = 2 };
+	char *argv[] = { prog_path("window"), "2", NULL };
+	int code = -1;
+	struct rec *r = record(&c, argv, &code, truth_file());
+
+	T_OK(r != NULL);
+	if (!r)
+		return;
+	T_EQ_INT(code, 0);
+	T_EQ_INT(compare_all(r, truth_file(), 0), 0);
+	/* The resume still wrote PSB+ and timing, but no instruction. */
+	T_EQ_INT(r->ns, 1);
+	T_OK(r->ns == 1 && r->s[0].len >= 16);
+	rec_free(r);
+}
+
+/* Two instruction counters: resume every 7000, pause every 11000. */
+static void counter_window(void)
+{
+	struct prec_emu_trigger tr[2] = {
+		{ .kind = PREC_EMU_INSNS, .action = PREC_EMU_ACT_RESUME, .event_index = 1, .period = 7000 },
+		{ .kind = PREC_EMU_INSNS, .action = PREC_EMU_ACT_PAUSE, .event_index = 2, .period = 11000 },
+	};
+	struct prec_emu_config c = { .start_paused = true, .triggers = tr, .ntriggers = 2,
+				     .tsc = true, .mtc = true, .cyc = true };
+	char *argv[] = { prog_path("calls"), "2", NULL };
+	int code = -1, p = 0, rs = 0;
+	struct rec *r = record(&c, argv, &code, truth_file());
+	long long traced;
+	uint64_t all = 0, tn = 0;
+	struct runs tr_runs = { 0 };
+
+	T_OK(r != NULL);
+	if (!r)
+		return;
+	T_EQ_INT(code, 0);
+	traced = compare_all(r, truth_file(), 0);
+	T_OK(traced > 0);
+	T_EQ_INT(r->ns, 1);
+	if (r->ns == 1) {
+		truth_runs(truth_file(), r->s[0].tid, &tr_runs, &tn, &all);
+		truth_marks(truth_file(), r->s[0].tid, &p, &rs);
+	}
+	/* Every period ends in a sample (a TB boundary late at most). */
+	T_EQ_INT(count_samples(r, 2, 0), (int)(all / 7000));
+	T_EQ_INT(count_samples(r, 3, 0), (int)(all / 11000));
+	T_OK(p > 3 && rs > 3);
+	T_OK((uint64_t)traced < all);
+	free(tr_runs.r);
+	rec_free(r);
+}
+
+static int fail_aux(void *ctx, uint32_t pid, uint32_t tid, uint64_t off, const void *d, size_t n)
+{
+	return -ECANCELED;
+}
+
+/* Bad inputs: each gets a clear error, none crashes or hangs. */
+static void bad_inputs(void)
+{
+	struct prec_emu_ops ops = { .aux = on_aux, .sideband = on_sb };
+	struct prec_emu_config c = { 0 };
+	struct prec_diag d = { 0 };
+	char path[4096], script[600], notelf[600];
+	char *argv[] = { NULL, NULL };
+	int ws = 0, fd;
+
+	/* no such program */
+	T_EQ_INT(prec_emu_check_program("no-such-program-xyz", path, sizeof(path), &d), -ENOENT);
+	T_CONTAINS(d.msg, "no-such-program-xyz");
+	/* not x86-64: a text file, and a script whose interpreter is missing */
+	snprintf(notelf, sizeof(notelf), "%s/notelf", t_tmpdir());
+	fd = open(notelf, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	T_OK(fd >= 0 && write(fd, "hello\n", 6) == 6);
+	close(fd);
+	memset(&d, 0, sizeof(d));
+	T_EQ_INT(prec_emu_check_program(notelf, path, sizeof(path), &d), -ENOEXEC);
+	T_CONTAINS(d.msg, "not an x86-64");
+	snprintf(script, sizeof(script), "%s/script", t_tmpdir());
+	fd = open(script, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	T_OK(fd >= 0 && write(fd, "#!/nonexistent/sh\n", 18) == 18);
+	close(fd);
+	T_EQ_INT(prec_emu_check_program(script, path, sizeof(path), &d), -ENOEXEC);
+	/* a script with a real interpreter is fine */
+	fd = open(script, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	T_OK(fd >= 0 && write(fd, "#!/bin/sh\nexit 4\n", 17) == 17);
+	close(fd);
+	T_EQ_INT(prec_emu_check_program(script, path, sizeof(path), &d), 0);
+	/* missing qemu */
+	argv[0] = prog_path("calls");
+	c.argv = argv;
+	c.plugin = plugin_path();
+	c.qemu = "/nonexistent/qemu-x86_64";
+	memset(&d, 0, sizeof(d));
+	T_EQ_INT(prec_emu_run(&c, &ops, &ws, &d), -ENOENT);
+	T_CONTAINS(d.hint, "apt-get install qemu-user");
+	/* missing plugin */
+	c.qemu = NULL;
+	c.plugin = "/nonexistent/ptrec-emu.so";
+	T_EQ_INT(prec_emu_run(&c, &ops, &ws, &d), -ENOENT);
+	T_CONTAINS(d.msg, "plugin");
+	/* a plugin QEMU cannot load (not a shared object) */
+	c.plugin = notelf;
+	memset(&d, 0, sizeof(d));
+	T_EQ_INT(prec_emu_run(&c, &ops, &ws, &d), -ENOEXEC);
+	T_CONTAINS(d.msg, "could not load");
+	/* program that is not x86-64 */
+	c.plugin = plugin_path();
+	argv[0] = notelf;
+	T_EQ_INT(prec_emu_run(&c, &ops, &ws, &d), -ENOEXEC);
+	/* bad trigger */
+	{
+		struct prec_emu_trigger tr = { .kind = PREC_EMU_INSNS, .period = 0 };
+
+		argv[0] = prog_path("calls");
+		c.triggers = &tr;
+		c.ntriggers = 1;
+		T_EQ_INT(prec_emu_run(&c, &ops, &ws, &d), -EINVAL);
+		tr.kind = PREC_EMU_UPROBE;
+		tr.path = "/nonexistent/lib.so";
+		T_EQ_INT(prec_emu_run(&c, &ops, &ws, &d), -ENOENT);
+		c.triggers = NULL;
+		c.ntriggers = 0;
+	}
+	/* NULL arguments */
+	T_EQ_INT(prec_emu_run(NULL, &ops, &ws, &d), -EINVAL);
+	T_EQ_INT(prec_emu_run(&c, NULL, &ws, &d), -EINVAL);
+}
+
+/* A script runs under its interpreter, and its exit status comes back. */
+static void script_status(void)
+{
+	struct prec_emu_ops ops = { .aux = on_aux, .sideband = on_sb };
+	struct prec_emu_config c = { 0 };
+	struct prec_diag d = { 0 };
+	char script[600];
+	char *argv[] = { script, NULL };
+	struct rec *r = calloc(1, sizeof(*r));
+	int ws = 0, fd;
+
+	r->samp = calloc(MAXSAMP, sizeof(*r->samp));
+	ops.ctx = r;
+	snprintf(script, sizeof(script), "%s/script", t_tmpdir());
+	fd = open(script, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	T_OK(fd >= 0 && write(fd, "#!/bin/sh\nexit 4\n", 17) == 17);
+	close(fd);
+	c.argv = argv;
+	c.plugin = plugin_path();
+	T_EQ_INT(prec_emu_run(&c, &ops, &ws, &d), 0);
+	T_EQ_INT(prec_emu_exit_code(ws), 4);
+	T_OK(r->ns >= 1);
+	rec_free(r);
+}
+
+/* A callback error stops the recording and kills the workload. */
+static void callback_error(void)
+{
+	struct prec_emu_ops ops = { .aux = fail_aux, .sideband = on_sb };
+	struct prec_emu_config c = { 0 };
+	struct prec_diag d = { 0 };
+	char *argv[] = { prog_path("loop"), "100000", NULL };
+	struct rec *r = calloc(1, sizeof(*r));
+	int ws = 0;
+	uint64_t t0 = 0;
+
+	r->samp = calloc(MAXSAMP, sizeof(*r->samp));
+	ops.ctx = r;
+	c.argv = argv;
+	c.plugin = plugin_path();
+	t0 = (uint64_t)time(NULL);
+	T_EQ_INT(prec_emu_run(&c, &ops, &ws, &d), -ECANCELED);
+	T_OK(WIFSIGNALED(ws));
+	T_OK((uint64_t)time(NULL) - t0 < 30);
+	rec_free(r);
+}
+
+static int term_after_aux(void *ctx, uint32_t pid, uint32_t tid, uint64_t off, const void *d,
+			  size_t n)
+{
+	static int sent;
+
+	if (!sent++)
+		kill(getpid(), SIGTERM);
+	return on_aux(ctx, pid, tid, off, d, n);
+}
+
+/* SIGTERM to the recorder goes to the workload, whose status comes back. */
+static void signal_forward(void)
+{
+	struct prec_emu_ops ops = { .aux = term_after_aux, .sideband = on_sb };
+	struct prec_emu_config c = { 0 };
+	struct prec_diag d = { 0 };
+	char *argv[] = { prog_path("loop"), "100000", NULL };
+	struct rec *r = calloc(1, sizeof(*r));
+	int ws = 0;
+
+	r->samp = calloc(MAXSAMP, sizeof(*r->samp));
+	ops.ctx = r;
+	c.argv = argv;
+	c.plugin = plugin_path();
+	T_EQ_INT(prec_emu_run(&c, &ops, &ws, &d), 0);
+	T_EQ_INT(prec_emu_exit_code(ws), 128 + SIGTERM);
+	rec_free(r);
+}
+
+/* The plugin refuses to run outside the recorder, with a clear message. */
+static void plugin_alone(void)
+{
+	char cmd[1200];
+	FILE *p;
+	char out[1024] = "";
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "qemu-x86_64 -plugin %s %s 2>&1", plugin_path(),
+		 prog_path("calls"));
+	p = popen(cmd, "r");
+	T_OK(p != NULL);
+	if (!p)
+		return;
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = 0;
+	T_OK(pclose(p) != 0);
+	T_CONTAINS(out, "ptrec record --emulate");
+}
+
+static void config_bits(void)
+{
+	struct prec_emu_config c = { 0 };
+
+	/* tsc, mtc, branch, mtc_period 3, cyc_thresh 2, psb_period 5, noretcomp, cyc */
+	prec_emu_set_pt_config(&c, (1ull << 10) | (1ull << 9) | (1ull << 13) | (3ull << 14) |
+				       (2ull << 19) | (5ull << 24) | (1ull << 11) | (1ull << 1));
+	T_OK(c.tsc && c.mtc && !c.no_branch && c.noretcomp && c.cyc);
+	T_EQ_INT(c.mtc_period, 3);
+	T_EQ_INT(c.cyc_thresh, 2);
+	T_EQ_INT(c.psb_period, 5);
+	prec_emu_set_pt_config(&c, 0);
+	T_OK(!c.tsc && !c.mtc && c.no_branch && !c.noretcomp && !c.cyc);
+	T_EQ_INT(prec_emu_exit_code(0x0300), 3);
+	T_EQ_INT(prec_emu_exit_code(9), 137);
+}
+
 static const struct t_case cases[] = {
 	T(calls_basic),
 	T(calls_noretcomp),
@@ -682,6 +1128,16 @@ static const struct t_case cases[] = {
 	T(signals_flow),
 	T(threads_flow),
 	T(fork_exec_flow),
+	T(uprobe_window),
+	T(syscall_window),
+	T(syscall_inside),
+	T(counter_window),
+	T(bad_inputs),
+	T(script_status),
+	T(callback_error),
+	T(signal_forward),
+	T(plugin_alone),
+	T(config_bits),
 };
 
 int main(int argc, char **argv)
