@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Resolving uprobe targets (function or address -> file offset) with libelf. */
+#include <capstone/capstone.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -147,6 +148,52 @@ static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off, bool *exec)
 	return -PREC_E_FORMAT;
 }
 
+/*
+ * A uprobe replaces the first byte at its offset with int3: inside an
+ * instruction that corrupts the program instead of probing it. On x86-64,
+ * decode the function from its start to make sure @offset is a boundary.
+ * Returns 0 if it is (or if the code cannot be decoded), -EINVAL if not, with
+ * the boundaries on either side in *@before / *@after.
+ */
+static int check_boundary(Elf *elf, const GElf_Ehdr *eh, uint64_t sym_off, uint64_t size,
+			  uint64_t offset, uint64_t *before, uint64_t *after)
+{
+	const uint8_t *code;
+	size_t fsize, len;
+	uint64_t addr = 0;
+	cs_insn *insn;
+	csh cs;
+	int ret = 0;
+
+	if (!offset || eh->e_machine != EM_X86_64)
+		return 0;
+	code = (const uint8_t *)elf_rawfile(elf, &fsize);
+	if (!code || sym_off >= fsize)
+		return 0;
+	len = size ? size : offset + 16;
+	if (len > fsize - sym_off)
+		len = fsize - sym_off;
+	code += sym_off;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return 0;
+	insn = cs_malloc(cs);
+	*before = 0;
+	while (insn && cs_disasm_iter(cs, &code, &len, &addr, insn)) {
+		if (addr == offset)
+			break;
+		if (addr > offset) {
+			*before = insn->address;
+			*after = addr;
+			ret = -EINVAL;
+			break;
+		}
+	}
+	if (insn)
+		cs_free(insn, 1);
+	cs_close(&cs);
+	return ret;
+}
+
 void prec_uprobe_target_fini(struct prec_uprobe_target *t)
 {
 	if (!t)
@@ -166,7 +213,7 @@ int prec_uprobe_resolve(const char *path, const char *symbol, uint64_t offset,
 	Elf *elf = NULL;
 	GElf_Ehdr eh;
 	int fd = -1, err = 0;
-	uint64_t vaddr;
+	uint64_t vaddr, start;
 
 	memset(t, 0, sizeof(*t));
 	memset(best, 0, sizeof(best));
@@ -192,7 +239,7 @@ int prec_uprobe_resolve(const char *path, const char *symbol, uint64_t offset,
 		err = prec_diag_set(d, -PREC_E_INTERNAL, -1, "libelf is unusable");
 		goto out;
 	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
 		err = prec_diag_set(d, -PREC_E_FORMAT, -1, "'%s' is not an ELF file", real);
 		prec_diag_hint(d, "uprobes go on executables and shared libraries");
@@ -253,6 +300,20 @@ int prec_uprobe_resolve(const char *path, const char *symbol, uint64_t offset,
 		}
 		t->sym_size = fn.sym.st_size;
 		vaddr = fn.sym.st_value + offset;
+		if (offset && !vaddr_to_offset(elf, fn.sym.st_value, &start, &exec)) {
+			uint64_t before, after;
+
+			if (check_boundary(elf, &eh, start, fn.sym.st_size, offset, &before,
+					   &after)) {
+				err = prec_diag_set(d, -ERANGE, -1,
+						    "offset %llu is inside an instruction of '%s'",
+						    (unsigned long long)offset, symbol);
+				prec_diag_hint(d, "instructions start at +%llu and +%llu",
+					       (unsigned long long)before,
+					       (unsigned long long)after);
+				goto out;
+			}
+		}
 	}
 	if (vaddr_to_offset(elf, vaddr, &t->file_offset, &exec)) {
 		err = prec_diag_set(d, -EFAULT, -1,

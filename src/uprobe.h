@@ -32,7 +32,8 @@ struct prec_uprobe_target {
  *   -EFAULT             no PT_LOAD maps the address
  *   -PREC_E_NOSYM       no such function (hint: "did you mean" among the
  *                       file's functions)
- *   -ERANGE             @offset is not inside the function
+ *   -ERANGE             @offset is not inside the function, or (x86-64) falls
+ *                       inside an instruction (the hint names the boundaries)
  *   -EINVAL             @symbol names something that is not a function, a
  *                       bad address, or an address outside executable code
  */
