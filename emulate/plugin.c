@@ -917,6 +917,45 @@ static void thread_end(struct thr *t)
 	t->dead = 1;
 }
 
+/*
+ * @n more instructions retired. An MTC for a crystal tick that passed
+ * among them goes out now, before the packets of the branch that ends them.
+ */
+static void count_insns(struct thr *t, uint32_t n)
+{
+	uint64_t tsc;
+
+	t->insns += n;
+	__atomic_fetch_add(&g_clock, n, __ATOMIC_RELAXED);
+	if (cfg.mtc && t->trace_en) {
+		uint64_t m;
+
+		tsc = now_tsc();
+		m = (tsc / CLK_TSC_PER_CTC) >> cfg.mtc_period;
+		if (m != t->last_mtc) {
+			struct pt_packet pk;
+			uint64_t tick = (m << cfg.mtc_period) * CLK_TSC_PER_CTC;
+			uint64_t saved = t->insns;
+
+			/*
+			 * The MTC stands for the moment the crystal clock
+			 * ticked, somewhere inside the last TB: cycles up to
+			 * that moment go before it, the rest after it.
+			 */
+			if (tsc - tick <= t->insns - t->last_cyc) {
+				t->insns -= tsc - tick;
+				put_cyc(t);
+				t->insns = saved;
+			}
+			memset(&pk, 0, sizeof(pk));
+			pk.type = ppt_mtc;
+			pk.payload.mtc.ctc = (uint8_t)m;
+			put(t, &pk);
+			t->last_mtc = m;
+		}
+	}
+}
+
 /* Accounts the instructions of the current TB not yet counted. */
 static void finish_tb(struct thr *t)
 {
@@ -928,8 +967,7 @@ static void finish_tb(struct thr *t)
 	n = p->ninsn - t->cur_done;
 	if (n) {
 		truth_line(t, "B %d %" PRIx64 " %" PRIx64 " %u\n", t->tid, t->cur_start, p->next, n);
-		t->insns += n;
-		__atomic_fetch_add(&g_clock, n, __ATOMIC_RELAXED);
+		count_insns(t, n);
 		t->cur_done = p->ninsn;
 	}
 }
@@ -1010,8 +1048,7 @@ static int resolve(struct thr *t, uint64_t next, uint64_t *uret_fired)
 
 			truth_line(t, "B %d %" PRIx64 " %" PRIx64 " %u\n", t->tid, t->cur_start,
 				   p->last, n);
-			t->insns += n;
-			__atomic_fetch_add(&g_clock, n, __ATOMIC_RELAXED);
+			count_insns(t, n);
 		}
 		t->cur = NULL;
 		return 0;
@@ -1092,35 +1129,6 @@ static int resolve(struct thr *t, uint64_t next, uint64_t *uret_fired)
 
 static void periodic(struct thr *t, uint64_t ip)
 {
-	uint64_t tsc;
-
-	if (cfg.mtc && t->trace_en) {
-		uint64_t m;
-
-		tsc = now_tsc();
-		m = (tsc / CLK_TSC_PER_CTC) >> cfg.mtc_period;
-		if (m != t->last_mtc) {
-			struct pt_packet pk;
-			uint64_t tick = (m << cfg.mtc_period) * CLK_TSC_PER_CTC;
-			uint64_t saved = t->insns;
-
-			/*
-			 * The MTC stands for the moment the crystal clock
-			 * ticked, somewhere inside the last TB: cycles up to
-			 * that moment go before it, the rest after it.
-			 */
-			if (tsc - tick <= t->insns - t->last_cyc) {
-				t->insns -= tsc - tick;
-				put_cyc(t);
-				t->insns = saved;
-			}
-			memset(&pk, 0, sizeof(pk));
-			pk.type = ppt_mtc;
-			pk.payload.mtc.ctc = (uint8_t)m;
-			put(t, &pk);
-			t->last_mtc = m;
-		}
-	}
 	if (t->trace_en && enc_pos(t) - t->psb_at >= (2048ull << cfg.psb_period))
 		psb_plus(t, t->pkt_en, ip);
 }
@@ -1173,8 +1181,7 @@ static void on_probe(unsigned vcpu, void *ud)
 		uint32_t n = h->idx - t->cur_done;
 
 		truth_line(t, "B %d %" PRIx64 " %" PRIx64 " %u\n", t->tid, t->cur_start, h->vaddr, n);
-		t->insns += n;
-		__atomic_fetch_add(&g_clock, n, __ATOMIC_RELAXED);
+		count_insns(t, n);
 		t->cur_done = h->idx;
 		t->cur_start = h->vaddr;
 	}

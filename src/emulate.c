@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -225,7 +226,8 @@ static void forward_signal(int sig)
 
 /* The child: becomes qemu-x86_64 -plugin ... PROG ARGS. */
 static void child_exec(const char *qemu, const char *popt, const char *interp,
-		       const char *path, char *const *argv, int sock, int cfgfd)
+		       const char *path, char *const *argv, int sock, int cfgfd, int fd_sock,
+		       int fd_cfg)
 {
 	size_t n = 0, i, k = 0;
 	char **args;
@@ -236,7 +238,7 @@ static void child_exec(const char *qemu, const char *popt, const char *interp,
 	while (argv[n])
 		n++;
 	args = calloc(n + 10, sizeof(*args));
-	if (dup2(sock, EMU_FD_SOCK) < 0 || dup2(cfgfd, EMU_FD_CFG) < 0 || !args)
+	if (dup2(sock, fd_sock) < 0 || dup2(cfgfd, fd_cfg) < 0 || !args)
 		_exit(127);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -260,7 +262,7 @@ static void child_exec(const char *qemu, const char *popt, const char *interp,
 		struct iovec iov[2] = { { &m, sizeof(m) }, { msg, m.size } };
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
-		sendmsg(EMU_FD_SOCK, &mh, MSG_NOSIGNAL);
+		sendmsg(fd_sock, &mh, MSG_NOSIGNAL);
 	}
 	_exit(127);
 }
@@ -309,6 +311,8 @@ int prec_emu_run(const struct prec_emu_config *cfg, const struct prec_emu_ops *o
 	struct sigaction sa, old_int, old_term;
 	uint64_t quiet_since = 0, insns = 0;
 	size_t plen;
+	struct rlimit rl;
+	int fd_sock = EMU_FD_SOCK, fd_cfg = EMU_FD_CFG;
 
 	if (wstatus)
 		*wstatus = 0;
@@ -364,7 +368,20 @@ int prec_emu_run(const struct prec_emu_config *cfg, const struct prec_emu_ops *o
 			if (*s == ',')
 				popt[j++] = ',';
 		}
-		snprintf(popt + j, plen - j, ",fd=%d,cfgfd=%d", EMU_FD_SOCK, EMU_FD_CFG);
+		/*
+		 * High descriptor numbers, out of the workload's way; lower
+		 * ones if the descriptor limit does not reach that far.
+		 */
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur <= EMU_FD_CFG) {
+			if (rl.rlim_cur < 16) {
+				r = prec_diag_set(diag, -EMFILE, -1, "the descriptor limit (%llu) is too low",
+						  (unsigned long long)rl.rlim_cur);
+				goto out;
+			}
+			fd_sock = (int)rl.rlim_cur - 3;
+			fd_cfg = (int)rl.rlim_cur - 2;
+		}
+		snprintf(popt + j, plen - j, ",fd=%d,cfgfd=%d", fd_sock, fd_cfg);
 	}
 	if (cfg->truth_path) {
 		truth_fd = open(cfg->truth_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -398,7 +415,7 @@ int prec_emu_run(const struct prec_emu_config *cfg, const struct prec_emu_ops *o
 		goto out_sig;
 	}
 	if (pid == 0)
-		child_exec(qemu, popt, interp, path, cfg->argv, sv[1], cfgfd);
+		child_exec(qemu, popt, interp, path, cfg->argv, sv[1], cfgfd, fd_sock, fd_cfg);
 	fwd_pid = pid;
 	close(sv[1]);
 	sv[1] = -1;

@@ -245,6 +245,11 @@ struct prec_tfile_wopts {
 	size_t queue_bytes;	/* async: bound on chunk buffers queued or in flight */
 	enum prec_tfile_full_policy full_policy;
 	/*
+	 * async: compression threads (chunks are compressed in parallel and
+	 * written in order); 0 = half the online CPUs, 1..4.
+	 */
+	int threads;
+	/*
 	 * Test hook: when set, used instead of write(2) for chunk data (not for
 	 * the file header). Same contract as write(2) but returns -errno.
 	 */
@@ -256,7 +261,10 @@ struct prec_tfile_wopts {
 #define PREC_TFILE_DEFAULT_CHUNK (1u << 20)
 #define PREC_TFILE_DEFAULT_QUEUE (64u << 20)
 
-/* Fills @o with the defaults: level 3, 1 MiB chunks, synchronous, 64 MiB queue, EAGAIN. */
+/*
+ * Fills @o with the defaults: level 3, 1 MiB chunks, synchronous (async:
+ * 64 MiB queue, EAGAIN policy, automatic thread count).
+ */
 void prec_tfile_wopts_init(struct prec_tfile_wopts *o);
 
 struct prec_tfile_writer;

@@ -2,8 +2,9 @@
 /*
  * Trace file writer. Producer calls fill per-stream buffers ("jobs"); a full
  * buffer becomes one chunk. Synchronously, the job is compressed, checksummed
- * and written in the caller; in async mode it goes to a FIFO that a
- * background thread drains, so file order is submission order either way.
+ * and written in the caller. In async mode it goes to a FIFO drained by a
+ * few worker threads that compress in parallel and then write strictly in
+ * submission order, so file order is submission order either way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +35,10 @@ struct job {
 	struct stream *st;	/* the AUX stream whose bytes these are, or NULL */
 	uint8_t *data;
 	size_t len, cap;
+	uint64_t seq;		/* submission order = file order */
+	uint8_t *out;		/* the chunk as written: header, payload, padding */
+	size_t outcap, outlen;
+	uint32_t stored;
 };
 
 struct stream {
@@ -67,20 +72,25 @@ struct prec_tfile_writer {
 	size_t nimgs, capimgs;
 
 	pthread_mutex_t qlock;
-	pthread_cond_t qwork, qspace;
+	pthread_cond_t qwork, qspace, qorder;
 	struct job *qhead, *qtail;
 	size_t inflight;	/* capacity of jobs queued or being written */
-	bool stop, thread_started;
-	pthread_t thread;
+	bool stop;
 	int err;		/* sticky; written under qlock */
 	struct job *spare;
 	size_t nspare;
+	uint64_t next_seq, write_seq;	/* under qlock */
 
-	/* Used by whoever writes chunks: the thread (async) or the producer. */
-	ZSTD_CCtx *cctx;
-	uint8_t *out;
-	size_t outcap;
+	/* Compression contexts: one per worker thread, or one for the caller. */
+	struct worker *workers;
+	int nworkers, nstarted;
 	uint64_t file_off, nchunks;	/* under qlock */
+};
+
+struct worker {
+	struct prec_tfile_writer *w;
+	ZSTD_CCtx *cctx;
+	pthread_t th;
 };
 
 static void le16(uint8_t *x, uint16_t v)
@@ -156,6 +166,7 @@ static void job_free(struct job *j)
 {
 	if (j) {
 		free(j->data);
+		free(j->out);
 		free(j);
 	}
 }
@@ -194,48 +205,31 @@ static int do_write(struct prec_tfile_writer *w, const uint8_t *p, size_t n)
 }
 
 /*
- * Builds header + payload + padding in one buffer and writes it with one
- * write(2) (as far as the kernel takes it), so a crash leaves at most one
- * partial chunk at the end.
+ * Builds header + payload + padding in the job's output buffer. Touches no
+ * shared state, so workers run it in parallel.
  */
-static int write_job(struct prec_tfile_writer *w, struct job *j)
+static int build_chunk(struct prec_tfile_writer *w, ZSTD_CCtx *cctx, struct job *j)
 {
-	size_t n = j->len, bound, stored = n, pad, total;
+	size_t n = j->len, bound, stored = n, pad, need;
 	unsigned flags = 0;
 	uint8_t *h, *payload;
-	int err;
 
-	err = sticky(w);
-	if (err) {
-		/* Nothing may follow a failed write: it could sit after a partial chunk. */
-		pthread_mutex_lock(&w->qlock);
-		if (j->st)
-			j->st->lost += n;
-		pthread_mutex_unlock(&w->qlock);
-		return err;
-	}
 	bound = ZSTD_compressBound(n);
 	if (bound < n)
 		return -EINVAL;
-	if (w->outcap < PREC_TFILE_CHUNK_HDR_SIZE + bound + PREC_TFILE_ALIGN) {
-		size_t cap = PREC_TFILE_CHUNK_HDR_SIZE + bound + PREC_TFILE_ALIGN;
-		uint8_t *o = realloc(w->out, cap);
+	need = PREC_TFILE_CHUNK_HDR_SIZE + bound + PREC_TFILE_ALIGN;
+	if (j->outcap < need) {
+		uint8_t *o = realloc(j->out, need);
 
-		if (!o) {
-			pthread_mutex_lock(&w->qlock);
-			set_err(w, -ENOMEM);
-			if (j->st)
-				j->st->lost += n;
-			pthread_mutex_unlock(&w->qlock);
+		if (!o)
 			return -ENOMEM;
-		}
-		w->out = o;
-		w->outcap = cap;
+		j->out = o;
+		j->outcap = need;
 	}
-	h = w->out;
+	h = j->out;
 	payload = h + PREC_TFILE_CHUNK_HDR_SIZE;
 	if (w->o.level > 0 && n >= MIN_COMPRESS) {
-		size_t c = ZSTD_compressCCtx(w->cctx, payload, bound, j->data, n, w->o.level);
+		size_t c = ZSTD_compressCCtx(cctx, payload, bound, j->data, n, w->o.level);
 
 		/* Incompressible data is stored as is: cheaper to read back. */
 		if (!ZSTD_isError(c) && c < n) {
@@ -257,26 +251,44 @@ static int write_job(struct prec_tfile_writer *w, struct job *j)
 	le64(h + 24, j->arg);
 	le32(h + 32, prec_crc32c(0, payload, stored));
 	le32(h + 36, prec_crc32c(0, h, 36));
-	total = PREC_TFILE_CHUNK_HDR_SIZE + stored + pad;
-	err = do_write(w, h, total);
+	j->stored = (uint32_t)stored;
+	j->outlen = PREC_TFILE_CHUNK_HDR_SIZE + stored + pad;
+	return 0;
+}
+
+/*
+ * Writes a built chunk with one write(2) (as far as the kernel takes it), so
+ * a crash leaves at most one partial chunk at the end. Chunks are emitted
+ * strictly in submission order; after the first failure nothing more is
+ * written, since it could land after a partial chunk.
+ */
+static int emit_chunk(struct prec_tfile_writer *w, struct job *j, int build_err)
+{
+	int err = sticky(w);
+
+	if (!err)
+		err = build_err;
+	if (!err)
+		err = do_write(w, j->out, j->outlen);
 	pthread_mutex_lock(&w->qlock);
 	if (err) {
 		set_err(w, err);
 		if (j->st)
-			j->st->lost += n;
+			j->st->lost += j->len;
 	} else {
-		w->file_off += total;
+		w->file_off += j->outlen;
 		w->nchunks++;
 		if (j->st)
-			j->st->stored += stored;
+			j->st->stored += j->stored;
 	}
 	pthread_mutex_unlock(&w->qlock);
 	return err;
 }
 
-static void *writer_thread(void *arg)
+static void *worker_main(void *arg)
 {
-	struct prec_tfile_writer *w = arg;
+	struct worker *wk = arg;
+	struct prec_tfile_writer *w = wk->w;
 	sigset_t all;
 
 	/* Signals belong to the recorder's main thread. */
@@ -285,6 +297,7 @@ static void *writer_thread(void *arg)
 	pthread_mutex_lock(&w->qlock);
 	for (;;) {
 		struct job *j;
+		int err = 0;
 
 		while (!w->qhead && !w->stop)
 			pthread_cond_wait(&w->qwork, &w->qlock);
@@ -295,8 +308,17 @@ static void *writer_thread(void *arg)
 		if (!w->qhead)
 			w->qtail = NULL;
 		pthread_mutex_unlock(&w->qlock);
-		write_job(w, j);
+		if (!sticky(w))
+			err = build_chunk(w, wk->cctx, j);
+		/* Jobs leave the queue in order, so the oldest one is never stuck behind us. */
 		pthread_mutex_lock(&w->qlock);
+		while (w->write_seq != j->seq)
+			pthread_cond_wait(&w->qorder, &w->qlock);
+		pthread_mutex_unlock(&w->qlock);
+		emit_chunk(w, j, err);
+		pthread_mutex_lock(&w->qlock);
+		w->write_seq++;
+		pthread_cond_broadcast(&w->qorder);
 		w->inflight -= j->cap;
 		job_recycle(w, j);
 		pthread_cond_broadcast(&w->qspace);
@@ -315,11 +337,14 @@ static int submit(struct prec_tfile_writer *w, struct job *j, size_t limit)
 	int err;
 
 	if (!w->o.async) {
-		err = write_job(w, j);
+		err = sticky(w);
+		if (!err)
+			err = build_chunk(w, w->workers[0].cctx, j);
+		err = emit_chunk(w, j, err);
 		pthread_mutex_lock(&w->qlock);
 		job_recycle(w, j);
 		pthread_mutex_unlock(&w->qlock);
-		return err ? err : sticky(w);
+		return err;
 	}
 	pthread_mutex_lock(&w->qlock);
 	while (!w->err && w->inflight && w->inflight + j->cap > limit)
@@ -333,6 +358,7 @@ static int submit(struct prec_tfile_writer *w, struct job *j, size_t limit)
 		return err;
 	}
 	w->inflight += j->cap;
+	j->seq = w->next_seq++;
 	j->next = NULL;
 	if (w->qtail)
 		w->qtail->next = j;
@@ -473,6 +499,8 @@ static int validate_opts(const struct prec_tfile_wopts *o)
 		return -EINVAL;
 	if (o->full_policy != PREC_TFILE_FULL_EAGAIN && o->full_policy != PREC_TFILE_FULL_BLOCK)
 		return -EINVAL;
+	if (o->threads < 0 || o->threads > 64)
+		return -EINVAL;
 	return 0;
 }
 
@@ -499,13 +527,29 @@ static int writer_init(int fd, bool own, const struct prec_tfile_wopts *o,
 	pthread_mutex_init(&w->qlock, NULL);
 	pthread_cond_init(&w->qwork, NULL);
 	pthread_cond_init(&w->qspace, NULL);
+	pthread_cond_init(&w->qorder, NULL);
 	err = validate_opts(&w->o);
 	if (err)
 		goto out;
-	w->cctx = ZSTD_createCCtx();
-	if (!w->cctx) {
+	if (w->o.async && !w->o.threads) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		/* Leave the other half of the machine to the tracee and the drain loop. */
+		w->o.threads = (int)PREC_MAX(1, PREC_MIN(4, ncpu / 2));
+	}
+	w->nworkers = w->o.async ? w->o.threads : 1;
+	w->workers = calloc((size_t)w->nworkers, sizeof(*w->workers));
+	if (!w->workers) {
 		err = -ENOMEM;
 		goto out;
+	}
+	for (int i = 0; i < w->nworkers; i++) {
+		w->workers[i].w = w;
+		w->workers[i].cctx = ZSTD_createCCtx();
+		if (!w->workers[i].cctx) {
+			err = -ENOMEM;
+			goto out;
+		}
 	}
 
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -520,11 +564,11 @@ static int writer_init(int fd, bool own, const struct prec_tfile_wopts *o,
 		goto out;
 	w->file_off = sizeof(hdr);
 
-	if (w->o.async) {
-		err = -pthread_create(&w->thread, NULL, writer_thread, w);
+	for (int i = 0; w->o.async && i < w->nworkers; i++) {
+		err = -pthread_create(&w->workers[i].th, NULL, worker_main, &w->workers[i]);
 		if (err)
 			goto out;
-		w->thread_started = true;
+		w->nstarted++;
 	}
 	*out = w;
 	return 0;
@@ -591,14 +635,14 @@ static int drain(struct prec_tfile_writer *w)
 
 static void stop_thread(struct prec_tfile_writer *w)
 {
-	if (!w->thread_started)
+	if (!w->nstarted)
 		return;
 	pthread_mutex_lock(&w->qlock);
 	w->stop = true;
 	pthread_cond_broadcast(&w->qwork);
 	pthread_mutex_unlock(&w->qlock);
-	pthread_join(w->thread, NULL);
-	w->thread_started = false;
+	while (w->nstarted)
+		pthread_join(w->workers[--w->nstarted].th, NULL);
 }
 
 int prec_tfile_writer_flush(struct prec_tfile_writer *w)
@@ -743,7 +787,7 @@ void prec_tfile_writer_free(struct prec_tfile_writer *w)
 		return;
 	if (!w->closed) {
 		pthread_mutex_lock(&w->plock);
-		if (w->cctx) {
+		if (w->workers) {
 			cut_all(w);
 			drain(w);
 		}
@@ -773,12 +817,14 @@ void prec_tfile_writer_free(struct prec_tfile_writer *w)
 	free(w->imgs);
 	free(w->streams);
 	free(w->hash);
-	free(w->out);
-	ZSTD_freeCCtx(w->cctx);
+	for (i = 0; w->workers && i < (size_t)w->nworkers; i++)
+		ZSTD_freeCCtx(w->workers[i].cctx);
+	free(w->workers);
 	pthread_mutex_destroy(&w->plock);
 	pthread_mutex_destroy(&w->qlock);
 	pthread_cond_destroy(&w->qwork);
 	pthread_cond_destroy(&w->qspace);
+	pthread_cond_destroy(&w->qorder);
 	free(w);
 }
 

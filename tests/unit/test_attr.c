@@ -365,12 +365,10 @@ static void breakpoint_fields(void)
 	}
 }
 
-/* A function of this binary to probe. */
-__attribute__((noinline, used)) int probe_target(int x)
-{
-	__asm__ volatile("" ::: "memory");
-	return x * 3 + 1;
-}
+/* A function of this binary to probe, laid out by hand: +0 nop, +1 mov (5), +6 ret. */
+__asm__(".text\n.globl probe_target\n.type probe_target,@function\nprobe_target:\n"
+	"\tnop\n\tmovl $1, %eax\n\tret\n.size probe_target, .-probe_target\n");
+int probe_target(void);
 
 /* Runs @cmd and returns its first output line in @buf. */
 static bool run_line(const char *cmd, char *buf, size_t size)
@@ -467,10 +465,11 @@ static void uprobe_fields(void)
 	prec_evlist_free(el);
 
 	/* +OFFSET and a hex address land on the same bytes */
-	snprintf(spec, sizeof(spec), "uprobe:%s:probe_target+3", self);
+	snprintf(spec, sizeof(spec), "uprobe:%s:probe_target+6", self);
 	el = parse(spec, false);
-	T_EQ_U64(prec_evlist_event(el, 0)->attr.config2, off_maps + 3);
-	T_EQ_U64(prec_evlist_event(el, 0)->uprobe.sym_offset, 3);
+	T_EQ_U64(prec_evlist_event(el, 0)->attr.config2, off_maps + 6);
+	T_EQ_U64(prec_evlist_event(el, 0)->uprobe.sym_offset, 6);
+	T_EQ_U64(prec_evlist_event(el, 0)->uprobe.vaddr, nm_vaddr + 6);
 	prec_evlist_free(el);
 	snprintf(spec, sizeof(spec), "uprobe:%s:0x%llx", self, nm_vaddr);
 	el = parse(spec, false);

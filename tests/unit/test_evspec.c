@@ -18,6 +18,13 @@
 
 static const char *self_path;
 
+/*
+ * A function with a known layout for +OFFSET rows: nop at +0, a 5-byte mov
+ * at +1, ret at +6; 7 bytes.
+ */
+__asm__(".text\n.globl probe_fixed\n.type probe_fixed,@function\nprobe_fixed:\n"
+	"\tnop\n\tmovl $1, %eax\n\tret\n.size probe_fixed, .-probe_fixed\n");
+
 enum { FULL, NOTRACER, NOTRACEFS, CSONLY, NROOTS };
 
 static char roots[NROOTS][PATH_MAX];
@@ -285,7 +292,9 @@ static const struct row rows[] = {
 	  { "kind uprobe", "type 7\n", "sample_period 1" }, { "config 0x" } },
 	{ "uretprobe", FULL, 0, { "uretprobe:%SELF%:main" }, 1,
 	  { "kind uretprobe", "config 0x1\n" } },
-	{ "uprobe offset", FULL, 0, { "uprobe:%SELF%:main+1" }, 1, { ":main+1 vaddr" } },
+	{ "uprobe offset", FULL, 0, { "uprobe:%SELF%:probe_fixed+1" }, 1, { ":probe_fixed+1 vaddr" } },
+	{ "uprobe offset 6", FULL, 0, { "uprobe:%SELF%:probe_fixed+0x6" }, 1,
+	  { ":probe_fixed+6 vaddr" } },
 	{ "uprobe quoted", FULL, 0, { "uprobe:\"%SELF%\":t_main" }, 1, { ":t_main+0 vaddr" } },
 	{ "uprobe window", FULL, 0,
 	  { "intel_pt/aux-start-paused/u", "uprobe:%SELF%:t_main/aux-resume/",
@@ -489,6 +498,11 @@ static const struct row rows[] = {
 	  .at = "mian", .hint = "did you mean 'main'?" },
 	{ "uprobe beyond", FULL, 0, { "uprobe:%SELF%:main+100000" }, .msg = "is beyond the end of 'main'",
 	  .at = "100000" },
+	{ "uprobe beyond 2", FULL, 0, { "uprobe:%SELF%:probe_fixed+7" },
+	  .msg = "offset 7 is beyond the end of 'probe_fixed' (7 bytes)", .at = "7" },
+	{ "uprobe mid-instruction", FULL, 0, { "uprobe:%SELF%:probe_fixed+3" },
+	  .msg = "offset 3 is inside an instruction of 'probe_fixed'", .at = "3",
+	  .hint = "instructions start at +1 and +6" },
 	{ "uretprobe offset", FULL, 0, { "uretprobe:%SELF%:main+4" }, .msg = "takes no offset",
 	  .at = "+4" },
 	{ "uprobe empty symbol", FULL, 0, { "uprobe:%SELF%:" }, .msg = "a function name or 0xADDRESS",

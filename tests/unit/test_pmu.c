@@ -306,13 +306,12 @@ static void syscall_numbers_kernel(void)
 	}
 }
 
+/* work(): +0 nop, +1 lea (3 bytes), +4 ret */
 static const char prog_src[] =
 	"#include <stdlib.h>\n"
-	"__attribute__((noinline)) int work(int x)\n"
-	"{\n"
-	"	__asm__ volatile(\"\" ::: \"memory\");\n"
-	"	return x + 1;\n"
-	"}\n"
+	"__asm__(\".text\\n.globl work\\n.type work,@function\\nwork:\\n\"\n"
+	"	\"\\tnop\\n\\tlea 1(%rdi), %eax\\n\\tret\\n.size work, .-work\\n\");\n"
+	"int work(int x);\n"
 	"int main(int argc, char **argv)\n"
 	"{\n"
 	"	int n = argc > 1 ? atoi(argv[1]) : 0, s = 0, i;\n"
@@ -338,7 +337,7 @@ static void exec_prog(void *n)
 static void uprobe_counts(void)
 {
 	static const char *const specs[] = { "uprobe:", "uretprobe:", "uprobe:", "uprobe:" };
-	static const char *const syms[] = { "work", "work", "main", "work+1" };
+	static const char *const syms[] = { "work", "work", "main", "work+4" };
 	const uint64_t want[] = { 1234, 1234, 1, 1234 };
 	char src[PATH_MAX + 8], cmd[3 * PATH_MAX];
 	int fds[T_N(specs)];
@@ -376,6 +375,17 @@ static void uprobe_counts(void)
 		prec_evlist_free(el);
 	}
 	T_EQ_INT(run_child(pid, go), 0);
+	{
+		/* +2 is inside the lea: refused before it could corrupt the program */
+		char spec[2 * PATH_MAX];
+		struct prec_evlist *el = NULL;
+		struct prec_diag d;
+
+		snprintf(spec, sizeof(spec), "uprobe:%s:work+2", prog);
+		T_EQ_INT(prec_evspec_parse(spec, NULL, &el, &d), -ERANGE);
+		T_CONTAINS(d.msg, "inside an instruction");
+		T_CONTAINS(d.hint, "+1 and +4");
+	}
 	for (i = 0; i < T_N(specs); i++) {
 		uint64_t c = read_count(fds[i]);
 
