@@ -1345,6 +1345,7 @@ static void do_exec(struct thr *t, uint64_t gpath, uint64_t gargv, uint64_t genv
 	char path[4096], hdr[256], interp[256] = "", iarg[256] = "";
 	char **argv = NULL, **envp = NULL, **args = NULL;
 	char popt[8192], *esc = NULL;
+	struct thr *lead;
 	size_t nargv = 0, nenv = 0, i, k;
 	int fd, is_elf, r;
 	const char *base;
@@ -1428,10 +1429,19 @@ static void do_exec(struct thr *t, uint64_t gpath, uint64_t gargv, uint64_t genv
 		goto out;
 	tnt_flush(t);
 	stream_flush(t);
+	/*
+	 * After exec the thread is the thread-group leader (tid = pid) and
+	 * its event goes on: continue the leader's stream, not this one.
+	 */
+	lead = t;
+	for (i = 0; t->tid != g_pid && i < MAX_VCPUS; i++)
+		if (g_thr[i] && g_thr[i]->tid == g_pid && !g_thr[i]->dead)
+			lead = g_thr[i];
 	snprintf(popt, sizeof(popt),
 		 "%s,fd=%d,cfgfd=%d,exec=1,ppid=%d,en=%d,tsc0=%" PRIu64 ",insn0=%" PRIu64
 		 ",auxoff=%" PRIu64 ",comm=%.15s",
-		 esc, g_sock, g_cfgfd, g_ppid, t->trace_en, now_tsc(), t->insns, t->aux_off, base);
+		 esc, g_sock, g_cfgfd, g_ppid, t->trace_en, now_tsc(), lead->insns,
+		 lead == t ? t->aux_off : enc_pos(lead), base);
 	k = 0;
 	args[k++] = cfg.qemu;
 	args[k++] = "-0";

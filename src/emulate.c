@@ -309,7 +309,7 @@ int prec_emu_run(const struct prec_emu_config *cfg, const struct prec_emu_ops *o
 	uint8_t *buf = NULL;
 	char errmsg[512] = "";
 	struct sigaction sa, old_int, old_term;
-	uint64_t quiet_since = 0, insns = 0;
+	uint64_t quiet_since = 0, insns = 0, exit_ns = 0;
 	size_t plen;
 	struct rlimit rl;
 	int fd_sock = EMU_FD_SOCK, fd_cfg = EMU_FD_CFG;
@@ -465,9 +465,11 @@ int prec_emu_run(const struct prec_emu_config *cfg, const struct prec_emu_ops *o
 			if (w == pid) {
 				exited = 1;
 				fwd_pid = 0;
-				quiet_since = prec_now_ns();
+				quiet_since = exit_ns = prec_now_ns();
 			}
-		} else if (prec_now_ns() - quiet_since > 1000000000ull) {
+		} else if (prec_now_ns() - quiet_since > 1000000000ull ||
+			   prec_now_ns() - exit_ns > 10000000000ull) {
+			/* Children that outlive the workload are cut off. */
 			break;
 		}
 	}

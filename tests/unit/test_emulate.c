@@ -34,6 +34,7 @@
 #define MAXSAMP 100000
 
 static unsigned g_mtc_freq; /* the recording's mtc_period, for the decoder */
+static uint64_t g_last_time; /* libipt's time at the last decoded instruction */
 
 struct stream {
 	uint32_t pid, tid;
@@ -364,6 +365,7 @@ static int decode_stream(const struct rec *r, const struct stream *s, struct run
 						(*time_back)++;
 					}
 					last_time = tm;
+					g_last_time = tm;
 				}
 			}
 		}
@@ -600,8 +602,54 @@ static void calls_noretcomp(void)
 static void calls_timing(void)
 {
 	struct prec_emu_config c = { .tsc = true, .mtc = true, .cyc = true, .mtc_period = 3 };
+	struct runs tr = { 0 };
+	uint64_t tn = 0, all = 0;
+	uint32_t tid;
 
 	run_case("calls", "3", &c, 0, 1);
+	/*
+	 * One thread: its clock is its instruction count, so libipt's time
+	 * at the last instruction must be that count (less the final
+	 * exit_group, give or take the CYC resolution of a block).
+	 */
+	T_EQ_INT(truth_tids(truth_file(), &tid, 1), 1);
+	truth_runs(truth_file(), tid, &tr, &tn, &all);
+	T_OK(g_last_time + 600 > all && g_last_time <= all);
+	fprintf(stderr, "    time %llu, instructions %llu\n", (unsigned long long)g_last_time,
+		(unsigned long long)all);
+	free(tr.r);
+}
+
+/* A long PSB period and a CYC threshold change the packets, not the flow. */
+static void calls_psb_cyc(void)
+{
+	struct prec_emu_config c = { .psb_period = 5, .cyc = true, .cyc_thresh = 4, .tsc = true };
+
+	run_case("calls", "5", &c, 0, 0);
+}
+
+/* branch=0: PSB+ and timing only, no instruction can be decoded. */
+static void calls_no_branch(void)
+{
+	struct prec_emu_config c = { .no_branch = true, .tsc = true };
+	char *argv[] = { prog_path("calls"), "1", NULL };
+	int code = -1, i;
+	uint64_t n = 0;
+	struct runs dr = { 0 };
+	struct rec *r = record(&c, argv, &code, NULL);
+
+	T_OK(r != NULL);
+	if (!r)
+		return;
+	T_EQ_INT(code, 0);
+	T_EQ_INT(r->ns, 1);
+	for (i = 0; i < r->ns; i++) {
+		T_OK(r->s[i].len >= 16);
+		decode_stream(r, &r->s[i], &dr, &n, NULL);
+	}
+	T_EQ_U64(n, 0);
+	free(dr.r);
+	rec_free(r);
 }
 
 static void longjmp_flow(void)
@@ -693,7 +741,7 @@ static int func_info(const char *path, const char *name, uint64_t *off, uint64_t
 		GElf_Shdr sh;
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		d = elf_getdata(scn, NULL);
 		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -782,6 +830,30 @@ static int count_samples(const struct rec *r, uint64_t id, uint64_t ip)
 }
 
 /* uprobe resume at window_fn entry, uretprobe pause at its return. */
+/* posix_spawn and system: vfork-style children that exec other programs. */
+static void spawn_flow(void)
+{
+	struct prec_emu_config c = { .tsc = true };
+	char *argv[] = { prog_path("spawn"), NULL };
+	int code = -1, i, j, tids = 0;
+	struct rec *r = record(&c, argv, &code, truth_file());
+
+	T_OK(r != NULL);
+	if (!r)
+		return;
+	T_EQ_INT(code, 5);
+	/* spawn, /bin/true, sh: three programs, each exec'd child traced */
+	T_EQ_INT(r->n_comm_exec, 3);
+	for (i = 0; i < r->ns; i++) {
+		for (j = 0; j < i && r->s[j].tid != r->s[i].tid; j++)
+			;
+		tids += j == i;
+	}
+	T_EQ_INT(tids, 3);
+	T_OK(compare_all(r, truth_file(), 0) > 10000);
+	rec_free(r);
+}
+
 static void uprobe_window(void)
 {
 	const char *prog = prog_path("window");
@@ -825,6 +897,40 @@ static void uprobe_window(void)
 	T_EQ_INT(count_samples(r, 2, rt), 5);
 	T_EQ_INT(count_samples(r, 3, 0), 5);
 	free(dr.r);
+	rec_free(r);
+}
+
+/* A window on a library function (qsort in libc, mapped by ld.so's mmap). */
+static void library_window(void)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	uint64_t off = 0, va = 0, size = 0;
+	struct prec_emu_trigger tr[2] = {
+		{ .kind = PREC_EMU_UPROBE, .action = PREC_EMU_ACT_RESUME, .event_index = 1 },
+		{ .kind = PREC_EMU_URETPROBE, .action = PREC_EMU_ACT_PAUSE, .event_index = 2 },
+	};
+	struct prec_emu_config c = { .start_paused = true, .triggers = tr, .ntriggers = 2 };
+	char *argv[] = { prog_path("calls"), "1", NULL };
+	int code = -1, p = 0, rs = 0;
+	struct rec *r;
+
+	if (func_info(libc, "qsort", &off, &va, &size) < 0)
+		t_skip("no qsort symbol in libc");
+	tr[0].path = tr[1].path = libc;
+	tr[0].offset = tr[1].offset = off;
+	r = record(&c, argv, &code, truth_file());
+	T_OK(r != NULL);
+	if (!r)
+		return;
+	T_EQ_INT(code, 0);
+	/* qsort and the comparison callbacks it makes, nothing else. */
+	T_OK(compare_all(r, truth_file(), 0) > 64 * 5);
+	if (r->ns == 1)
+		truth_marks(truth_file(), r->s[0].tid, &p, &rs);
+	T_EQ_INT(p, 1);
+	T_EQ_INT(rs, 1);
+	T_EQ_INT(count_samples(r, 2, 0), 1);
+	T_EQ_INT(count_samples(r, 3, 0), 1);
 	rec_free(r);
 }
 
@@ -1123,12 +1229,16 @@ static const struct t_case cases[] = {
 	T(calls_basic),
 	T(calls_noretcomp),
 	T(calls_timing),
+	T(calls_psb_cyc),
+	T(calls_no_branch),
 	T(longjmp_flow),
 	T(longjmp_noretcomp),
 	T(signals_flow),
 	T(threads_flow),
 	T(fork_exec_flow),
+	T(spawn_flow),
 	T(uprobe_window),
+	T(library_window),
 	T(syscall_window),
 	T(syscall_inside),
 	T(counter_window),
