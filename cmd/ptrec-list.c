@@ -226,7 +226,7 @@ static void tracefs_warning(int err)
 		cli_warn("tracepoints are not listed: tracefs is not mounted "
 			 "(as root: mount -t tracefs nodev /sys/kernel/tracing)");
 	else
-		cli_warn("tracepoints are not listed: cannot read tracefs: %s",
+		cli_warn("tracepoints are not listed: tracefs is not available: %s",
 			 prec_strerror(err));
 }
 
@@ -346,7 +346,7 @@ static int list_names(const struct list_opts *o, const char *kind, const char *a
 				cli_err("tracefs is not mounted; as root: mount -t tracefs nodev "
 					"/sys/kernel/tracing");
 			else
-				cli_err("cannot read tracefs: %s", prec_strerror(err));
+				cli_err("tracefs is not available: %s", prec_strerror(err));
 			return EXIT_FAIL;
 		}
 		for (i = 0; i < n; i++)

@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,11 +101,31 @@ struct sugg {
 	char name[128];
 };
 
+/*
+ * Ranks a candidate at edit distance @dist: closer is better; at equal
+ * distance a swap of letters (same letters, same length) beats other edits,
+ * then the nearer length wins.
+ */
+static unsigned near_score(const char *want, const char *cand, unsigned dist)
+{
+	size_t lw = strlen(want), lc = strlen(cand), i;
+	unsigned cw[256] = { 0 };
+	bool anagram = lw == lc;
+
+	for (i = 0; anagram && i < lw; i++) {
+		cw[(unsigned char)want[i]]++;
+		cw[(unsigned char)cand[i]]--;
+	}
+	for (i = 0; anagram && i < 256; i++)
+		anagram = cw[i] == 0;
+	return dist * 4 + (anagram ? 0 : 2) + (lw == lc ? 0 : 1);
+}
+
 static void sugg_init(struct sugg *s, const char *want)
 {
 	s->want = want;
 	s->max = strlen(want) <= 3 ? 1 : 2;
-	s->best = s->max + 1;
+	s->best = UINT32_MAX;
 	s->name[0] = '\0';
 }
 
@@ -114,6 +136,9 @@ static void sugg_add(struct sugg *s, const char *cand)
 	if (!cand || !strcmp(cand, s->want) || strlen(cand) >= sizeof(s->name))
 		return;
 	dist = prec_edit_distance(s->want, cand, s->max);
+	if (dist > s->max)
+		return;
+	dist = near_score(s->want, cand, dist);
 	if (dist < s->best) {
 		s->best = dist;
 		snprintf(s->name, sizeof(s->name), "%s", cand);
@@ -1043,7 +1068,9 @@ static int parse_named(struct parser *p, struct ev *e, const char *name, long np
 	return err;
 }
 
-static int tracefs_error(struct parser *p, int err, long pos, const char *sys, const char *name)
+/* @mounting: the error came from finding (or mounting) tracefs, not from reading it. */
+static int tracefs_error(struct parser *p, int err, long pos, const char *sys, const char *name,
+			 bool mounting)
 {
 	if (err == -ENOENT) {
 		perr(p, -ENOENT, pos, "tracefs is not mounted, so tracepoint '%s:%s' cannot be "
@@ -1055,14 +1082,16 @@ static int tracefs_error(struct parser *p, int err, long pos, const char *sys, c
 			prec_diag_hint(p->d, "as root: mount -t tracefs nodev /sys/kernel/tracing");
 		return -ENOENT;
 	}
-	if (err == -EACCES || err == -EPERM) {
+	if (!mounting && (err == -EACCES || err == -EPERM)) {
 		perr(p, err, pos, "cannot read tracefs: %s", strerror(-err));
 		prec_diag_hint(p->d, "run as root, or make tracefs readable "
 				     "(mount -o remount,mode=755 /sys/kernel/tracing)");
 		return err;
 	}
-	return perr(p, err, pos, "cannot mount tracefs on /sys/kernel/tracing: %s",
-		    prec_strerror(err));
+	perr(p, err, pos, "tracefs is not mounted and mounting it on /sys/kernel/tracing failed: %s",
+	     prec_strerror(err));
+	prec_diag_hint(p->d, "have root mount it: mount -t tracefs nodev /sys/kernel/tracing");
+	return err;
 }
 
 static int resolve_tracepoint(struct parser *p, struct ev *e, long spos, long npos)
@@ -1076,14 +1105,14 @@ static int resolve_tracepoint(struct parser *p, struct ev *e, long spos, long np
 
 	err = prec_tracefs_dir(dir, sizeof(dir));
 	if (err)
-		return tracefs_error(p, err, spos, sys, name);
+		return tracefs_error(p, err, spos, sys, name, true);
 	err = prec_tracepoint_id(sys, name, &e->pub.tp.id);
 	if (!err) {
 		e->pub.attr.config = e->pub.tp.id;
 		return 0;
 	}
 	if (err == -EACCES || err == -EPERM)
-		return tracefs_error(p, err, spos, sys, name);
+		return tracefs_error(p, err, spos, sys, name, false);
 	if (err == -EIO)
 		return perr(p, -EIO, npos, "tracepoint '%s:%s' has no id file in tracefs", sys,
 			    name);

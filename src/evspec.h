@@ -132,8 +132,9 @@ int prec_evlist_add(struct prec_evlist *el, const char *spec, struct prec_diag *
  * events with aux pause/resume, aux-output or aux-sample-size that are not
  * in braces join the group of the latest AUX event before them; groups are
  * then laid out contiguously (leader first) and the AUX rules are checked.
- * On error @d->pos is an offset into prec_evlist_diag_text(el).
- * Returns 0 or a negative code. An empty list is an error.
+ * On error @d->pos is an offset into prec_evlist_diag_text(el), and the list
+ * can only be freed. Returns 0 (also when already finished) or a negative
+ * code. An empty list is an error.
  */
 int prec_evlist_finish(struct prec_evlist *el, struct prec_diag *d);
 

@@ -1085,7 +1085,7 @@ int prec_tracefs_dir(char *buf, size_t size)
 	 */
 	if (prec_sysroot()[0] || geteuid() != 0)
 		return -ENOENT;
-	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) && errno != EBUSY)
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) && errno != EBUSY)
 		return -errno;
 	if (tracefs_at("/sys/kernel/tracing", buf, size))
 		return 0;
@@ -1121,6 +1121,7 @@ int prec_tracepoint_id(const char *sys, const char *name, uint64_t *id)
 int prec_tracepoint_names(const char *sys, char ***names, size_t *n)
 {
 	char dir[4096], path[4096];
+	size_t i, j;
 	int err;
 
 	*names = NULL;
@@ -1136,7 +1137,22 @@ int prec_tracepoint_names(const char *sys, char ***names, size_t *n)
 	err = list_dir(path, true, false, names, n);
 	if (err == -ENOTDIR)
 		err = -ENOENT;
-	return err;
+	if (err || !sys || !*n)
+		return err;
+	/* ftrace's internal events have no id: perf cannot open them, so skip them. */
+	for (i = j = 0; i < *n; i++) {
+		char id[4096 + 2 * MAX_NAME];
+		struct stat st;
+
+		snprintf(id, sizeof(id), "%s/%s/id", path, (*names)[i]);
+		if (!stat(id, &st))
+			(*names)[j++] = (*names)[i];
+		else
+			free((*names)[i]);
+	}
+	*n = j;
+	(*names)[j] = NULL;
+	return 0;
 }
 
 int prec_syscall_nr(const char *name)

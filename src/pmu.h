@@ -159,8 +159,8 @@ int prec_tracefs_dir(char *buf, size_t size);
 int prec_tracepoint_id(const char *sys, const char *name, uint64_t *id);
 
 /*
- * Lists tracepoint subsystems (@sys NULL) or the events of subsystem @sys,
- * sorted. The caller owns *@names (prec_strv_free()). Returns 0 or a negative
+ * Lists tracepoint subsystems (@sys NULL) or the events of subsystem @sys
+ * that have an id (perf can open them), sorted. The caller owns *@names (prec_strv_free()). Returns 0 or a negative
  * errno (as prec_tracefs_dir(); -ENOENT if @sys does not exist).
  */
 int prec_tracepoint_names(const char *sys, char ***names, size_t *n);

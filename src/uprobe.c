@@ -56,6 +56,22 @@ static bool is_func(const GElf_Sym *s)
 	return t == STT_FUNC || t == STT_GNU_IFUNC;
 }
 
+/* As in evspec.c: distance first, then letter swaps, then nearer length. */
+static unsigned near_score(const char *want, const char *cand, unsigned dist)
+{
+	size_t lw = strlen(want), lc = strlen(cand), i;
+	unsigned cw[256] = { 0 };
+	bool anagram = lw == lc;
+
+	for (i = 0; anagram && i < lw; i++) {
+		cw[(unsigned char)want[i]]++;
+		cw[(unsigned char)cand[i]]--;
+	}
+	for (i = 0; anagram && i < 256; i++)
+		anagram = cw[i] == 0;
+	return dist * 4 + (anagram ? 0 : 2) + (lw == lc ? 0 : 1);
+}
+
 static void note_near(struct near *best, const char *cand, const char *want)
 {
 	unsigned dist;
@@ -66,6 +82,7 @@ static void note_near(struct near *best, const char *cand, const char *want)
 	dist = prec_edit_distance(want, cand, 2);
 	if (dist > 2)
 		return;
+	dist = near_score(want, cand, dist);
 	for (i = 0; i < 3; i++) {
 		if (best[i].name[0] && !strcmp(best[i].name, cand))
 			return;
