@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attr.h"
 #include "evspec.h"
@@ -1082,9 +1083,10 @@ static int tracefs_error(struct parser *p, int err, long pos, const char *sys, c
 			prec_diag_hint(p->d, "as root: mount -t tracefs nodev /sys/kernel/tracing");
 		return -ENOENT;
 	}
-	if (!mounting && (err == -EACCES || err == -EPERM)) {
+	/* A non-root user never mounts: EACCES means tracefs is there but closed. */
+	if ((!mounting || geteuid() != 0) && (err == -EACCES || err == -EPERM)) {
 		perr(p, err, pos, "cannot read tracefs: %s", strerror(-err));
-		prec_diag_hint(p->d, "run as root, or make tracefs readable "
+		prec_diag_hint(p->d, "run as root, or have root make tracefs readable "
 				     "(mount -o remount,mode=755 /sys/kernel/tracing)");
 		return err;
 	}

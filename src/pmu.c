@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "pmu.h"
@@ -1061,6 +1062,8 @@ int prec_pmu_config_str(const struct prec_pmu *p, const struct prec_attr *a, cha
 }
 
 /* "<root>/sys/kernel/tracing" style candidate with an events/ directory. */
+#define TRACEFS_MAGIC_NR 0x74726163
+
 static bool tracefs_at(const char *rel, char *buf, size_t size)
 {
 	char ev[4096];
@@ -1079,6 +1082,19 @@ int prec_tracefs_dir(char *buf, size_t size)
 		return 0;
 	if (tracefs_at("/sys/kernel/debug/tracing", buf, size))
 		return 0;
+	/*
+	 * Mounted but closed to this user (tracefs is mode 0700 by default):
+	 * say so rather than "not mounted".
+	 */
+	if (!prec_sysroot()[0]) {
+		struct statfs sf;
+
+		if (!statfs("/sys/kernel/tracing", &sf) && sf.f_type == TRACEFS_MAGIC_NR &&
+		    access("/sys/kernel/tracing/events", X_OK) && errno == EACCES) {
+			snprintf(buf, size, "/sys/kernel/tracing");
+			return -EACCES;
+		}
+	}
 	/*
 	 * Like perf, mount tracefs for the user when we can; never under a
 	 * PTREC_SYSROOT, which points at a tree that is not the live system.

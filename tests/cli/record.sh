@@ -125,6 +125,11 @@ if command -v setpriv >/dev/null; then
 	t_run "unprivileged kernel counting: refused" 1 setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$PTREC" record -q -e cpu-clock -o "$T_TMP/np.data" -- true
 	t_match "unprivileged: names perf_event_paranoid and the fix" 'perf_event_paranoid is [0-9-]+.*(root|CAP_PERFMON)' "$err"
+	if [ "$(stat -c %a /sys/kernel/tracing 2>/dev/null)" = 700 ]; then
+		t_run "unprivileged tracepoint: tracefs closed" 2 setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$PTREC" record -q -e "$EV" -o "$T_TMP/np.data" -- true
+		t_match "tracefs closed: says so, not 'not mounted'" 'cannot read tracefs: Permission denied' "$err"
+	fi
 fi
 t_run "bad -m" 2 "$PTREC" record -m 3 -e "$EV" -- true
 t_match "bad -m: says powers of two" 'powers of two' "$err"
