@@ -12,11 +12,14 @@ export PTREC_PLUGIN=${PTREC_PLUGIN:-$PWD/$B/ptrec-emu.so}
 out=$(mktemp -d /tmp/ptrec-demo.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-# The traced program: gzip compressing a small generated file. The window is
-# one call of gzip's deflate(), from its entry (uprobe) to its return (uretprobe).
-printf 'ptrec demo line %d\n' $(seq 1 2000) >"$out/input.txt"
-GZIP_BIN=$(command -v gzip)
-WINDOW="-e uprobe:$GZIP_BIN:deflate/aux-action=resume/ -e uretprobe:$GZIP_BIN:deflate/aux-action=pause/"
+# The traced program: uname(1) from the system. The window is one call of
+# the C library's setlocale(), from its entry (uprobe) to its return
+# (uretprobe): the tracer starts paused and traces only inside that call.
+UNAME=$(command -v uname)
+LIBC=$(ldd "$UNAME" | awk '/libc\.so/ { print $3; exit }')
+WINDOW=(-e "pt/aux-action=start-paused/u"
+	-e "uprobe:$LIBC:setlocale/aux-action=resume,name=enter-setlocale/"
+	-e "uretprobe:$LIBC:setlocale/aux-action=pause,name=leave-setlocale/")
 
 set +e
 "$PTREC" check >"$out/check.txt"
@@ -30,15 +33,12 @@ else
 	mode=(--emulate)
 fi
 
-echo "== ptrec record ${mode[*]} -e pt/aux-action=start-paused/u $WINDOW -- gzip -c input.txt"
-# shellcheck disable=SC2086
-"$PTREC" record "${mode[@]}" -o "$out/demo.data" \
-	-e pt/aux-action=start-paused/u $WINDOW -- "$GZIP_BIN" -c "$out/input.txt" >"$out/input.txt.gz"
-gunzip -c "$out/input.txt.gz" | cmp - "$out/input.txt"
+echo "== ptrec record ${mode[*]} ${WINDOW[*]} -o demo.data -- uname -a"
+"$PTREC" record "${mode[@]}" -o "$out/demo.data" "${WINDOW[@]}" -- "$UNAME" -a
 
 echo "== ptdump --info"
 "$PTDUMP" --info "$out/demo.data" | sed -n '1,12p'
-echo "== ptdump --call-trace (first 40 lines): only deflate() and what it calls"
+echo "== ptdump --call-trace (first 40 lines): only setlocale() and what it calls"
 "$PTDUMP" --call-trace "$out/demo.data" | head -n 40
 echo "== ptdump --stats"
 "$PTDUMP" --stats "$out/demo.data" | tail -n 14
