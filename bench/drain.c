@@ -11,6 +11,9 @@
  * ratio to the baseline, the file size and the CPU seconds used.
  *
  *   drain [--size MiB] [--ring KiB] [--chunk KiB] [--dir DIR] [--levels 0,1,3]
+ *         [--threads N] [--data loopy|noisy] [--repeat N]
+ *
+ * Each mode runs --repeat times (default 3); the table shows the median run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,82 +44,175 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-/*
- * A packet stream shaped like user-space PT: PSB+ every 4 KiB, mostly TNT
- * with loop-like (biased) outcomes, TIPs to a pool of targets, some timing
- * packets. Returns the byte count, or a negative libipt error.
- */
-static long make_pt(uint8_t *buf, size_t size)
-{
-	struct pt_config cfg;
+struct gen {
 	struct pt_encoder *enc;
-	struct pt_packet p;
-	uint64_t targets[64], last_psb = 0, tsc = 1000000;
+	uint64_t last_psb, tsc, tnt;
+	unsigned ntnt;
+	size_t size;
+	int err;
+};
+
+static uint64_t gen_off(struct gen *g)
+{
 	uint64_t off = 0;
-	int err = 0, i;
+
+	if (pt_enc_get_offset(g->enc, &off) < 0)
+		g->err = -1;
+	return off;
+}
+
+static void emit(struct gen *g, struct pt_packet *p)
+{
+	int e;
+
+	if (g->err)
+		return;
+	e = pt_enc_next(g->enc, p);
+	if (e < 0)
+		g->err = e;
+}
+
+static void flush_tnt(struct gen *g)
+{
+	struct pt_packet p = { .type = ppt_tnt_8 };
+
+	if (!g->ntnt)
+		return;
+	p.payload.tnt.bit_size = (uint8_t)g->ntnt;
+	p.payload.tnt.payload = g->tnt;
+	emit(g, &p);
+	g->tnt = 0;
+	g->ntnt = 0;
+}
+
+/* PSB+ every 4 KiB, as psb_period asks; the TSC moves on. */
+static void maybe_psb(struct gen *g, uint64_t ip)
+{
+	struct pt_packet p = { .type = ppt_psb };
+	uint64_t off = gen_off(g);
+
+	if (off - g->last_psb < 4096 && g->last_psb)
+		return;
+	flush_tnt(g);
+	g->last_psb = off ? off : 1;
+	emit(g, &p);
+	p.type = ppt_tsc;
+	p.payload.tsc.tsc = g->tsc += 5000 + rnd() % 1000;
+	emit(g, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	emit(g, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_fup;
+	p.payload.ip.ipc = pt_ipc_sext_48;
+	p.payload.ip.ip = ip;
+	emit(g, &p);
+	p.type = ppt_psbend;
+	emit(g, &p);
+}
+
+static void bit(struct gen *g, bool taken)
+{
+	g->tnt = g->tnt << 1 | taken;
+	if (++g->ntnt == 6)
+		flush_tnt(g);
+}
+
+static void tip(struct gen *g, uint64_t ip)
+{
+	struct pt_packet p = { .type = ppt_tip };
+
+	flush_tnt(g);
+	p.payload.ip.ipc = pt_ipc_update_16;
+	p.payload.ip.ip = ip;
+	emit(g, &p);
+}
+
+/*
+ * "loopy": a model program. 24 functions, each a fixed list of branch sites
+ * (conditionals with a per-site bias, loops with a per-site trip count,
+ * indirect jumps with a per-site target); calls follow a Markov chain with
+ * strong locality; MTC every 256 bytes or so. Repetitive like real PT.
+ * "noisy": TNT bits drawn at random, TIPs to random targets from a pool,
+ * MTC and CYC sprinkled in; close to the worst case for compression.
+ */
+static long make_pt(uint8_t *buf, size_t size, bool noisy)
+{
+	enum { NF = 24, NS = 24 };
+	struct { uint8_t kind, bias, trips; uint64_t target; } site[NF][NS];
+	struct pt_config cfg;
+	struct gen g = { .tsc = 1000000, .size = size };
+	uint64_t last_mtc = 0, targets[64], n;
+	unsigned f = 0;
+	int i, k;
 
 	pt_config_init(&cfg);
 	cfg.begin = buf;
 	cfg.end = buf + size;
-	enc = pt_alloc_encoder(&cfg);
-	if (!enc)
+	g.enc = pt_alloc_encoder(&cfg);
+	if (!g.enc)
 		return -ENOMEM;
 	for (i = 0; i < 64; i++)
 		targets[i] = 0x401000 + (rnd() % 0x40000);
-	for (;;) {
-		uint64_t r = rnd() % 100;
-
-		if (pt_enc_get_offset(enc, &off) < 0 || off + 64 > size)
-			break;
-		memset(&p, 0, sizeof(p));
-		if (off - last_psb >= 4096 || !last_psb) {
-			last_psb = off ? off : 1;
-			p.type = ppt_psb;
-			err = pt_enc_next(enc, &p);
-			p.type = ppt_tsc;
-			p.payload.tsc.tsc = tsc += 5000 + rnd() % 1000;
-			err = err < 0 ? err : pt_enc_next(enc, &p);
-			p.type = ppt_mode;
-			p.payload.mode.leaf = pt_mol_exec;
-			p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-			err = err < 0 ? err : pt_enc_next(enc, &p);
-			p.type = ppt_fup;
-			p.payload.ip.ipc = pt_ipc_sext_48;
-			p.payload.ip.ip = targets[rnd() % 64];
-			err = err < 0 ? err : pt_enc_next(enc, &p);
-			p.type = ppt_psbend;
-			err = err < 0 ? err : pt_enc_next(enc, &p);
-		} else if (r < 70) {
-			/* loop branches: mostly taken, sometimes not */
-			uint64_t bits = 0;
-
-			for (i = 0; i < 6; i++)
-				bits = bits << 1 | (rnd() % 8 != 0);
-			p.type = ppt_tnt_8;
-			p.payload.tnt.bit_size = 6;
-			p.payload.tnt.payload = bits;
-			err = pt_enc_next(enc, &p);
-		} else if (r < 92) {
-			p.type = ppt_tip;
-			p.payload.ip.ipc = rnd() % 4 ? pt_ipc_update_16 : pt_ipc_update_32;
-			p.payload.ip.ip = targets[rnd() % 64];
-			err = pt_enc_next(enc, &p);
-		} else if (r < 97) {
-			p.type = ppt_mtc;
-			p.payload.mtc.ctc = (uint8_t)(tsc >> 10);
-			err = pt_enc_next(enc, &p);
-		} else {
-			p.type = ppt_cyc;
-			p.payload.cyc.value = 1 + rnd() % 300;
-			err = pt_enc_next(enc, &p);
+	for (i = 0; i < NF; i++)
+		for (k = 0; k < NS; k++) {
+			site[i][k].kind =
+			    (uint8_t)(rnd() % 10); /* 0: indirect, 1-2: loop, else cond */
+			site[i][k].bias = (uint8_t)(rnd() % 100);
+			site[i][k].trips = (uint8_t)(2 + rnd() % 30);
+			site[i][k].target = targets[rnd() % 64];
 		}
-		if (err < 0)
-			break;
+	while (!g.err && gen_off(&g) + 256 < size) {
+		struct pt_packet p = { .type = ppt_mtc };
+
+		maybe_psb(&g, targets[f % 64]);
+		if (gen_off(&g) - last_mtc > 256) {
+			last_mtc = gen_off(&g);
+			flush_tnt(&g);
+			p.payload.mtc.ctc = (uint8_t)(g.tsc >> 8);
+			g.tsc += 64;
+			emit(&g, &p);
+		}
+		if (noisy) {
+			uint64_t r = rnd() % 100;
+
+			if (r < 70) {
+				bit(&g, rnd() % 8 != 0);
+			} else if (r < 92) {
+				tip(&g, targets[rnd() % 64]);
+			} else {
+				struct pt_packet c = { .type = ppt_cyc };
+
+				flush_tnt(&g);
+				c.payload.cyc.value = 1 + rnd() % 300;
+				emit(&g, &c);
+			}
+			continue;
+		}
+		/* one call of function f */
+		for (k = 0; k < NS; k++) {
+			if (site[f][k].kind == 0) {
+				tip(&g, site[f][k].target);
+			} else if (site[f][k].kind <= 2) {
+				for (i = 1; i < site[f][k].trips; i++)
+					bit(&g, true);
+				bit(&g, false);
+			} else {
+				/* strongly biased, sometimes the other way */
+				bit(&g, (rnd() % 100) < (site[f][k].bias < 50 ? 3u : 97u));
+			}
+		}
+		bit(&g, true);	/* the compressed return */
+		f = rnd() % 4 ? (f + 1) % 4 + (f / 4) * 4 : (unsigned)(rnd() % NF);
 	}
-	pt_free_encoder(enc);
-	if (err < 0)
-		return err;
-	return off;
+	flush_tnt(&g);
+	n = gen_off(&g);
+	pt_free_encoder(g.enc);
+	if (g.err)
+		return g.err < 0 ? g.err : -EINVAL;
+	return (long)n;
 }
 
 /* Checks that the generated bytes are a valid packet stream. */
@@ -169,7 +265,8 @@ static void *produce(void *arg)
 		n = PREC_MIN(PREC_MIN(room, (uint64_t)(64 << 10)), p->total - head);
 		off = head & (p->aux_size - 1);
 		for (uint64_t done = 0; done < n;) {
-			uint64_t k = PREC_MIN(n - done, p->aux_size - ((off + done) & (p->aux_size - 1)));
+			uint64_t k =
+			    PREC_MIN(n - done, p->aux_size - ((off + done) & (p->aux_size - 1)));
 
 			k = PREC_MIN(k, (uint64_t)(p->patlen - pos));
 			memcpy(p->aux + ((off + done) & (p->aux_size - 1)), p->pat + pos, k);
@@ -223,8 +320,8 @@ static double cpu_secs(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-static int run(const char *dir, enum sink_kind kind, int level, bool async, size_t chunk,
-	       uint64_t aux_size, uint64_t total, const uint8_t *pat, size_t patlen,
+static int run(const char *dir, enum sink_kind kind, int level, bool async, int threads,
+	       size_t chunk, uint64_t aux_size, uint64_t total, const uint8_t *pat, size_t patlen,
 	       struct result *res)
 {
 	struct producer pr = { 0 };
@@ -266,6 +363,7 @@ static int run(const char *dir, enum sink_kind kind, int level, bool async, size
 		prec_tfile_wopts_init(&o);
 		o.level = level;
 		o.async = async;
+		o.threads = threads;
 		o.chunk_size = chunk;
 		o.full_policy = PREC_TFILE_FULL_BLOCK;	/* measure throughput, drop nothing */
 		err = prec_tfile_writer_new(path, &o, &co.w);
@@ -327,18 +425,23 @@ out:
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: drain [--size MiB] [--ring KiB] [--chunk KiB] [--dir DIR] [--levels 0,1,3]\n");
+	fprintf(
+	    f, "usage: drain [--size MiB] [--ring KiB] [--chunk KiB] [--dir DIR] [--levels 0,1,3]\n"
+	       "             [--threads N] [--data loopy|noisy] [--repeat N]\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "size", required_argument, NULL, 's' }, { "ring", required_argument, NULL, 'r' },
-		{ "chunk", required_argument, NULL, 'c' }, { "dir", required_argument, NULL, 'd' },
-		{ "levels", required_argument, NULL, 'l' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"size", required_argument, NULL, 's'},    {"ring", required_argument, NULL, 'r'},
+	    {"chunk", required_argument, NULL, 'c'},   {"dir", required_argument, NULL, 'd'},
+	    {"levels", required_argument, NULL, 'l'},  {"help", no_argument, NULL, 'h'},
+	    {"threads", required_argument, NULL, 't'}, {"data", required_argument, NULL, 'D'},
+	    {"repeat", required_argument, NULL, 'R'},  {NULL, 0, NULL, 0},
 	};
-	uint64_t size_mib = 512, ring_kib = 4096, chunk_kib = 1024, npk = 0;
+	uint64_t size_mib = 512, ring_kib = 4096, chunk_kib = 1024, npk = 0, threads = 0,
+		 repeat = 3;
+	bool noisy = false;
 	const char *dir = "/tmp", *levels = "0,1,3";
 	struct result res[16];
 	size_t patlen = 8u << 20;
@@ -346,13 +449,19 @@ int main(int argc, char **argv)
 	int nres = 0, opt, i, err;
 	long n;
 
-	while ((opt = getopt_long(argc, argv, "s:r:c:d:l:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:r:c:d:l:t:D:R:h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 's': err = prec_parse_u64(optarg, 0, &size_mib); break;
 		case 'r': err = prec_parse_u64(optarg, 0, &ring_kib); break;
 		case 'c': err = prec_parse_u64(optarg, 0, &chunk_kib); break;
 		case 'd': dir = optarg; err = 0; break;
 		case 'l': levels = optarg; err = 0; break;
+		case 't': err = prec_parse_u64(optarg, 0, &threads); break;
+		case 'R': err = prec_parse_u64(optarg, 0, &repeat); break;
+		case 'D':
+			noisy = !strcmp(optarg, "noisy");
+			err = noisy || !strcmp(optarg, "loopy") ? 0 : -EINVAL;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -363,46 +472,68 @@ int main(int argc, char **argv)
 	}
 	if (!size_mib || ring_kib < 4 || (ring_kib & (ring_kib - 1)) || chunk_kib < 4 ||
 	    chunk_kib > 16384) {
-		fprintf(stderr, "drain: --ring must be a power of two >= 4 KiB, --chunk 4..16384 KiB\n");
+		fprintf(stderr,
+			"drain: --ring must be a power of two >= 4 KiB, --chunk 4..16384 KiB\n");
 		return 2;
 	}
 	pat = malloc(patlen);
 	if (!pat)
 		return 1;
-	n = make_pt(pat, patlen);
+	if (threads > 16 || !repeat || repeat > 9) {
+		fprintf(stderr, "drain: --threads must be 0..16, --repeat 1..9\n");
+		return 2;
+	}
+	n = make_pt(pat, patlen, noisy);
 	if (n <= 0 || check_pt(pat, (size_t)n, &npk)) {
 		fprintf(stderr, "drain: could not make a valid PT stream with libipt\n");
 		return 1;
 	}
 	patlen = (size_t)n;
-	printf("PT pattern: %zu bytes, %llu packets (libipt encoder; decodes cleanly)\n", patlen,
-	       (unsigned long long)npk);
-	printf("moving %llu MiB through a %llu KiB AUX ring into %s, chunk %llu KiB\n\n",
+	printf("PT data: %s, %zu bytes, %llu packets (libipt encoder; decodes cleanly)\n",
+	       noisy ? "noisy" : "loopy", patlen, (unsigned long long)npk);
+	printf("moving %llu MiB through a %llu KiB AUX ring into %s, chunk %llu KiB, "
+	       "async threads %s, median of %llu runs\n\n",
 	       (unsigned long long)size_mib, (unsigned long long)ring_kib, dir,
-	       (unsigned long long)chunk_kib);
+	       (unsigned long long)chunk_kib, threads ? "set" : "auto", (unsigned long long)repeat);
 
 	for (i = -1; i < 2 && nres < 15; i++) {
 		const char *l = levels;
 
-		if (i == -1) {
-			snprintf(res[nres].name, sizeof(res[nres].name), "copy (write(2))");
-			err = run(dir, SINK_COPY, 0, false, 0, ring_kib << 10, size_mib << 20, pat,
-				  patlen, &res[nres]);
-			if (err)
-				goto fail;
-			nres++;
-			continue;
-		}
 		while (*l && nres < 15) {
-			int level = atoi(l);
+			int level = i < 0 ? 0 : atoi(l);
+			struct result tries[9];
+			int t, j;
 
-			snprintf(res[nres].name, sizeof(res[nres].name), "tfile L%d %s", level,
-				 i ? "async" : "sync");
-			err = run(dir, SINK_TFILE, level, i == 1, chunk_kib << 10, ring_kib << 10,
-				  size_mib << 20, pat, patlen, &res[nres]);
-			if (err)
-				goto fail;
+			if (i < 0)
+				snprintf(res[nres].name, sizeof(res[nres].name), "copy (write(2))");
+			else
+				snprintf(res[nres].name, sizeof(res[nres].name), "tfile L%d %s",
+					 level, i ? "async" : "sync");
+			/* the median of the runs, by time: this VM's page cache is noisy */
+			for (t = 0; t < (int)repeat; t++) {
+				memset(&tries[t], 0, sizeof(tries[t]));
+				err = run(dir, i < 0 ? SINK_COPY : SINK_TFILE, level, i == 1,
+					  (int)threads, chunk_kib << 10, ring_kib << 10,
+					  size_mib << 20, pat, patlen, &tries[t]);
+				if (err)
+					goto fail;
+				for (j = t; j > 0 && tries[j - 1].secs > tries[j].secs; j--) {
+					struct result x = tries[j];
+
+					tries[j] = tries[j - 1];
+					tries[j - 1] = x;
+				}
+			}
+			{
+				char name[32];
+
+				memcpy(name, res[nres].name, sizeof(name));
+				res[nres] = tries[repeat / 2];
+				memcpy(res[nres].name, name, sizeof(name));
+			}
 			nres++;
+			if (i < 0)
+				break;
 			l = strchr(l, ',');
 			if (!l)
 				break;

@@ -163,11 +163,13 @@ static long read_snapshot(struct prec_ring *r, prec_ring_aux_fn fn, void *ctx)
 
 	if (r->snap_taken && head == r->aux_tail)
 		return 0;
-	if (!r->aux_wrapped && (head >= r->aux_size || any_nonzero(r->aux + pos, r->aux_size - pos)))
+	if (!r->aux_wrapped &&
+	    (head >= r->aux_size || any_nonzero(r->aux + pos, r->aux_size - pos)))
 		r->aux_wrapped = true;
 	if (r->aux_wrapped) {
 		len = r->aux_size;
-		ret = fn(ctx, r->snap_off, r->aux + pos, r->aux_size - pos, pos ? r->aux : NULL, pos);
+		ret =
+		    fn(ctx, r->snap_off, r->aux + pos, r->aux_size - pos, pos ? r->aux : NULL, pos);
 	} else {
 		len = pos;
 		if (!len)

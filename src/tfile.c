@@ -649,11 +649,12 @@ void prec_tfile_damage_str(const struct prec_tfile_damage *d, char *buf, size_t 
 			 (unsigned long long)d->offset, (unsigned long long)d->length);
 		return;
 	case PREC_TFILE_DMG_TRUNCATED:
-		snprintf(buf, size,
-			 "offset %llu: the file ends inside a %s chunk; its %llu bytes were ignored",
-			 (unsigned long long)d->offset,
-			 d->type ? prec_tfile_type_name((unsigned)d->type) : "partly written",
-			 (unsigned long long)d->length);
+		snprintf(
+		    buf, size,
+		    "offset %llu: the file ends inside a %s chunk; its %llu bytes were ignored",
+		    (unsigned long long)d->offset,
+		    d->type ? prec_tfile_type_name((unsigned)d->type) : "partly written",
+		    (unsigned long long)d->length);
 		return;
 	case PREC_TFILE_DMG_CHECKSUM:
 		what = "checksum mismatch";
@@ -667,12 +668,14 @@ void prec_tfile_damage_str(const struct prec_tfile_damage *d, char *buf, size_t 
 	}
 	if (d->type == PREC_TFILE_AUX)
 		snprintf(buf, size,
-			 "offset %llu: %s in AUX chunk of stream cpu %d tid %d (stream bytes %llu..%llu); skipped",
+			 "offset %llu: %s in AUX chunk of stream cpu %d tid %d (stream bytes "
+			 "%llu..%llu); skipped",
 			 (unsigned long long)d->offset, what, d->cpu, d->tid,
 			 (unsigned long long)d->arg, (unsigned long long)(d->arg + d->length));
 	else
-		snprintf(buf, size, "offset %llu: %s in %s chunk; skipped", (unsigned long long)d->offset,
-			 what, prec_tfile_type_name((unsigned)d->type));
+		snprintf(buf, size, "offset %llu: %s in %s chunk; skipped",
+			 (unsigned long long)d->offset, what,
+			 prec_tfile_type_name((unsigned)d->type));
 }
 
 const char *prec_tfile_status_str(const struct prec_tfile_status *st, char *buf, size_t size)
@@ -683,12 +686,14 @@ const char *prec_tfile_status_str(const struct prec_tfile_status *st, char *buf,
 		snprintf(extra, sizeof(extra), "; %llu damaged place(s), %llu bytes skipped",
 			 (unsigned long long)st->damaged, (unsigned long long)st->damaged_bytes);
 	if (!st->cut_short)
-		snprintf(buf, size, "complete (%llu chunks)%s", (unsigned long long)st->chunks, extra);
+		snprintf(buf, size, "complete (%llu chunks)%s", (unsigned long long)st->chunks,
+			 extra);
 	else if (st->cut_offset < st->file_size)
-		snprintf(buf, size,
-			 "cut short at offset %llu: the file ends inside a chunk (the recording was "
-			 "interrupted or the disk was full); the %llu chunks before it are intact%s",
-			 (unsigned long long)st->cut_offset, (unsigned long long)st->chunks, extra);
+		snprintf(
+		    buf, size,
+		    "cut short at offset %llu: the file ends inside a chunk (the recording was "
+		    "interrupted or the disk was full); the %llu chunks before it are intact%s",
+		    (unsigned long long)st->cut_offset, (unsigned long long)st->chunks, extra);
 	else
 		snprintf(buf, size,
 			 "cut short at offset %llu: no end marker (the recording did not finish); "

@@ -41,7 +41,8 @@ struct prec_diag;
 
 #define PREC_TFILE_MAGIC "\177PTREC\r\n"	/* 8 bytes at offset 0 */
 #define PREC_TFILE_MAGIC_LEN 8
-#define PREC_TFILE_VERSION 1			/* the major version this build reads and writes */
+/* The major version this build reads and writes. */
+#define PREC_TFILE_VERSION 1
 #define PREC_TFILE_HDR_SIZE 32			/* file header bytes written by v1 */
 #define PREC_TFILE_CHUNK_MAGIC 0x4b4843abu	/* bytes ab 43 48 4b: "\xabCHK" */
 #define PREC_TFILE_CHUNK_HDR_SIZE 40
@@ -121,7 +122,7 @@ struct prec_tfile_machine {
 	uint32_t family, model, stepping;
 	uint32_t cpuid_14_0[4];		/* CPUID.(EAX=14h,ECX=0): eax, ebx, ecx, edx */
 	uint32_t cpuid_14_1[4];		/* CPUID.(EAX=14h,ECX=1) */
-	uint32_t cpuid_15[3];		/* CPUID.15h: eax (denominator), ebx (numerator), ecx (Hz) */
+	uint32_t cpuid_15[3]; /* CPUID.15h: eax (denominator), ebx (numerator), ecx (Hz) */
 	uint32_t max_nonturbo_ratio;
 	uint64_t nominal_freq_hz;	/* TSC frequency */
 	uint32_t nr_cpus;
@@ -311,10 +312,13 @@ int prec_tfile_write_aux(struct prec_tfile_writer *w, int32_t cpu, int32_t tid, 
 int prec_tfile_write_sideband(struct prec_tfile_writer *w, int32_t cpu, const void *recs,
 			      size_t n);
 /*
- * One code segment (@img->size bytes at @bytes). The writer deduplicates:
- * a segment with the same build id (or, without one, the same path), file
- * offset and size as one written before is skipped. Returns 1 if written,
- * 0 if it was a duplicate, or a negative error.
+ * One code segment (@img->size bytes at @bytes), split into chunk-size
+ * pieces. With @bytes NULL, one chunk that only references the segment
+ * (header fields, no bytes: readers look for the file by path and build
+ * id). The writer deduplicates: a segment with the same build id (or,
+ * without one, the same path), file offset and size as one written before
+ * (embedded or referenced) is skipped. Returns 1 if written, 0 if it was a
+ * duplicate, or a negative error.
  */
 int prec_tfile_write_image(struct prec_tfile_writer *w, const struct prec_tfile_image *img,
 			   const void *bytes);
@@ -363,11 +367,11 @@ size_t prec_tfile_writer_queued(struct prec_tfile_writer *w);
 /* ---- Reader ---- */
 
 enum prec_tfile_damage_kind {
-	PREC_TFILE_DMG_HEADER = 1,	/* no valid chunk header here: bytes skipped */
-	PREC_TFILE_DMG_CHECKSUM,	/* the payload does not match its CRC */
-	PREC_TFILE_DMG_DECOMPRESS,	/* the payload is not one valid zstd frame of raw_len bytes */
-	PREC_TFILE_DMG_TRUNCATED,	/* the file ends inside this chunk */
-	PREC_TFILE_DMG_FLAGS,		/* chunk flags this reader does not know */
+	PREC_TFILE_DMG_HEADER = 1, /* no valid chunk header here: bytes skipped */
+	PREC_TFILE_DMG_CHECKSUM,   /* the payload does not match its CRC */
+	PREC_TFILE_DMG_DECOMPRESS, /* the payload is not one valid zstd frame of raw_len bytes */
+	PREC_TFILE_DMG_TRUNCATED,  /* the file ends inside this chunk */
+	PREC_TFILE_DMG_FLAGS,	   /* chunk flags this reader does not know */
 };
 
 struct prec_tfile_damage {

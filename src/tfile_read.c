@@ -710,7 +710,8 @@ static int key_cmp(int32_t ac, int32_t at, int32_t bc, int32_t bt)
 
 static int cmp_entp_key(const void *a, const void *b)
 {
-	const struct entry *x = *(const struct entry *const *)a, *y = *(const struct entry *const *)b;
+	const struct entry *x = *(const struct entry *const *)a,
+			   *y = *(const struct entry *const *)b;
 	int k = key_cmp(x->cpu, x->tid, y->cpu, y->tid);
 
 	if (k)
@@ -764,7 +765,8 @@ out:
 
 static int cmp_entp_arg(const void *a, const void *b)
 {
-	const struct entry *x = *(const struct entry *const *)a, *y = *(const struct entry *const *)b;
+	const struct entry *x = *(const struct entry *const *)a,
+			   *y = *(const struct entry *const *)b;
 
 	if (x->arg != y->arg)
 		return x->arg < y->arg ? -1 : 1;
@@ -804,7 +806,8 @@ int prec_tfile_gather_aux(struct prec_tfile_reader *r, int32_t cpu, int32_t tid,
 	a->cpu = cpu;
 	a->tid = tid;
 	for (i = 0; i < r->nent; i++)
-		if (r->ent[i].type == PREC_TFILE_AUX && r->ent[i].cpu == cpu && r->ent[i].tid == tid)
+		if (r->ent[i].type == PREC_TFILE_AUX && r->ent[i].cpu == cpu &&
+		    r->ent[i].tid == tid)
 			v[nv++] = &r->ent[i];
 	if (!nv) {
 		err = -ENOENT;

@@ -33,11 +33,14 @@ struct job {
 	int32_t cpu, tid;
 	uint64_t arg;
 	struct stream *st;	/* the AUX stream whose bytes these are, or NULL */
-	uint8_t *data;
+	uint8_t *buf;		/* room for a chunk header, then data, then padding */
+	uint8_t *data;		/* = buf + header size: the raw payload */
 	size_t len, cap;
 	uint64_t seq;		/* submission order = file order */
-	uint8_t *out;		/* the chunk as written: header, payload, padding */
-	size_t outcap, outlen;
+	uint8_t *out;		/* compressed chunk (header, payload, padding) */
+	size_t outcap;
+	const uint8_t *chunk;	/* what to write: buf (stored as is) or out */
+	size_t chunklen;
 	uint32_t stored;
 };
 
@@ -153,8 +156,10 @@ static struct job *job_new(struct prec_tfile_writer *w, size_t cap)
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return NULL;
-	j->data = malloc(cap ? cap : 1);
-	if (!j->data) {
+	/* A stored-as-is chunk is built in place: no copy of the payload. */
+	j->buf = malloc(PREC_TFILE_CHUNK_HDR_SIZE + cap + PREC_TFILE_ALIGN);
+	j->data = j->buf + PREC_TFILE_CHUNK_HDR_SIZE;
+	if (!j->buf) {
 		free(j);
 		return NULL;
 	}
@@ -165,7 +170,7 @@ static struct job *job_new(struct prec_tfile_writer *w, size_t cap)
 static void job_free(struct job *j)
 {
 	if (j) {
-		free(j->data);
+		free(j->buf);
 		free(j->out);
 		free(j);
 	}
@@ -205,40 +210,38 @@ static int do_write(struct prec_tfile_writer *w, const uint8_t *p, size_t n)
 }
 
 /*
- * Builds header + payload + padding in the job's output buffer. Touches no
- * shared state, so workers run it in parallel.
+ * Builds header + payload + padding: in place around the raw data when it
+ * is stored as is, else in the job's output buffer. Touches no shared
+ * state, so workers run it in parallel.
  */
 static int build_chunk(struct prec_tfile_writer *w, ZSTD_CCtx *cctx, struct job *j)
 {
-	size_t n = j->len, bound, stored = n, pad, need;
+	size_t n = j->len, stored = n, pad;
 	unsigned flags = 0;
-	uint8_t *h, *payload;
+	uint8_t *h = j->buf, *payload = j->data;
 
-	bound = ZSTD_compressBound(n);
-	if (bound < n)
-		return -EINVAL;
-	need = PREC_TFILE_CHUNK_HDR_SIZE + bound + PREC_TFILE_ALIGN;
-	if (j->outcap < need) {
-		uint8_t *o = realloc(j->out, need);
-
-		if (!o)
-			return -ENOMEM;
-		j->out = o;
-		j->outcap = need;
-	}
-	h = j->out;
-	payload = h + PREC_TFILE_CHUNK_HDR_SIZE;
 	if (w->o.level > 0 && n >= MIN_COMPRESS) {
-		size_t c = ZSTD_compressCCtx(cctx, payload, bound, j->data, n, w->o.level);
+		size_t bound = ZSTD_compressBound(n), c;
+		size_t need = PREC_TFILE_CHUNK_HDR_SIZE + bound + PREC_TFILE_ALIGN;
 
+		if (j->outcap < need) {
+			uint8_t *o = realloc(j->out, need);
+
+			if (!o)
+				return -ENOMEM;
+			j->out = o;
+			j->outcap = need;
+		}
+		c = ZSTD_compressCCtx(cctx, j->out + PREC_TFILE_CHUNK_HDR_SIZE, bound, j->data, n,
+				      w->o.level);
 		/* Incompressible data is stored as is: cheaper to read back. */
 		if (!ZSTD_isError(c) && c < n) {
 			stored = c;
 			flags |= PREC_TFILE_CF_ZSTD;
+			h = j->out;
+			payload = h + PREC_TFILE_CHUNK_HDR_SIZE;
 		}
 	}
-	if (!(flags & PREC_TFILE_CF_ZSTD) && n)
-		memcpy(payload, j->data, n);
 	pad = (PREC_TFILE_ALIGN - stored % PREC_TFILE_ALIGN) % PREC_TFILE_ALIGN;
 	memset(payload + stored, 0, pad);
 	le32(h, PREC_TFILE_CHUNK_MAGIC);
@@ -252,7 +255,8 @@ static int build_chunk(struct prec_tfile_writer *w, ZSTD_CCtx *cctx, struct job 
 	le32(h + 32, prec_crc32c(0, payload, stored));
 	le32(h + 36, prec_crc32c(0, h, 36));
 	j->stored = (uint32_t)stored;
-	j->outlen = PREC_TFILE_CHUNK_HDR_SIZE + stored + pad;
+	j->chunk = h;
+	j->chunklen = PREC_TFILE_CHUNK_HDR_SIZE + stored + pad;
 	return 0;
 }
 
@@ -269,14 +273,14 @@ static int emit_chunk(struct prec_tfile_writer *w, struct job *j, int build_err)
 	if (!err)
 		err = build_err;
 	if (!err)
-		err = do_write(w, j->out, j->outlen);
+		err = do_write(w, j->chunk, j->chunklen);
 	pthread_mutex_lock(&w->qlock);
 	if (err) {
 		set_err(w, err);
 		if (j->st)
 			j->st->lost += j->len;
 	} else {
-		w->file_off += j->outlen;
+		w->file_off += j->chunklen;
 		w->nchunks++;
 		if (j->st)
 			j->st->stored += j->stored;
@@ -913,7 +917,7 @@ int prec_tfile_write_aux(struct prec_tfile_writer *w, int32_t cpu, int32_t tid, 
 			 const void *p, size_t n)
 {
 	const uint8_t *src = p;
-	size_t cs, fill, need;
+	size_t cs, fill, need, limit;
 	struct stream *s;
 	bool gap;
 	int err;
@@ -944,8 +948,9 @@ int prec_tfile_write_aux(struct prec_tfile_writer *w, int32_t cpu, int32_t tid, 
 			return end_call(w, -EAGAIN);
 		}
 	}
+	limit = w->o.full_policy == PREC_TFILE_FULL_BLOCK ? w->o.queue_bytes : SIZE_MAX;
 	if (gap) {
-		err = cut(w, s, SIZE_MAX);
+		err = cut(w, s, limit);
 		if (err)
 			goto out;
 	}
@@ -975,8 +980,7 @@ int prec_tfile_write_aux(struct prec_tfile_writer *w, int32_t cpu, int32_t tid, 
 		s->next_off = offset;
 		if (s->cur->len == s->cur->cap) {
 			/* EAGAIN admission was checked above; BLOCK waits in submit. */
-			err = cut(w, s, w->o.full_policy == PREC_TFILE_FULL_BLOCK ? w->o.queue_bytes
-										: SIZE_MAX);
+			err = cut(w, s, limit);
 			if (err)
 				goto out;
 		}
@@ -1065,7 +1069,7 @@ int prec_tfile_write_image(struct prec_tfile_writer *w, const struct prec_tfile_
 	size_t i, piece;
 	int err;
 
-	if (!w || !img || (img->size && !bytes) || img->build_id_size > PREC_TFILE_BUILD_ID_MAX)
+	if (!w || !img || img->build_id_size > PREC_TFILE_BUILD_ID_MAX)
 		return -EINVAL;
 	err = begin(w);
 	if (err)
@@ -1096,7 +1100,8 @@ int prec_tfile_write_image(struct prec_tfile_writer *w, const struct prec_tfile_
 	piece = w->o.chunk_size;
 	off = 0;
 	do {
-		size_t n = (size_t)PREC_MIN((uint64_t)piece, img->size - off);
+		/* Without bytes: one chunk that only names the segment (a reference). */
+		size_t n = bytes ? (size_t)PREC_MIN((uint64_t)piece, img->size - off) : 0;
 
 		prec_buf_reset(&b);
 		err = prec_tfile_image_encode(img, src + off, n, &b);
@@ -1105,7 +1110,7 @@ int prec_tfile_write_image(struct prec_tfile_writer *w, const struct prec_tfile_
 		if (!err)
 			err = submit_payload(w, PREC_TFILE_IMAGE, -1, -1, off, b.data, b.len);
 		off += n;
-	} while (!err && off < img->size);
+	} while (!err && bytes && off < img->size);
 	prec_buf_free(&b);
 	return end_call(w, err ? err : 1);
 }

@@ -141,7 +141,7 @@ static void kwrite_aux(struct kring *k, const uint8_t *src, size_t n, bool overw
 /* A record of @size bytes carrying sequence number @seq and a pattern. */
 static void make_rec(uint8_t *buf, uint16_t size, uint64_t seq)
 {
-	struct perf_event_header h = { .type = 1000 + (uint32_t)(seq % 7), .misc = 0, .size = size };
+	struct perf_event_header h = {.type = 1000 + (uint32_t)(seq % 7), .misc = 0, .size = size};
 
 	memcpy(buf, &h, sizeof(h));
 	if (size >= 16)
@@ -174,7 +174,7 @@ struct collect {
 	uint64_t wrapped;	/* records delivered from the reassembly buffer */
 	const uint8_t *lo, *hi;	/* the ring's data area */
 	uint16_t *sizes;	/* expected size per seq */
-	int stop_after;		/* > 0: return 1 after this many; < 0: return error at this seq */
+	int stop_after;		/* > 0: stop after this many; < 0: fail at this seq */
 	uint64_t slow_every;	/* sleep a little every N records */
 };
 
@@ -617,9 +617,12 @@ static void aux_flag_counting(void)
 	struct prec_ring r;
 	struct prec_ring_counts c = { 0 };
 	uint8_t b[128];
-	uint64_t flags[] = { 0, PERF_AUX_FLAG_TRUNCATED, PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL,
-			     PERF_AUX_FLAG_OVERWRITE, PERF_AUX_FLAG_COLLISION,
-			     PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_COLLISION | 0x100 };
+	uint64_t flags[] = {0,
+			    PERF_AUX_FLAG_TRUNCATED,
+			    PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL,
+			    PERF_AUX_FLAG_OVERWRITE,
+			    PERF_AUX_FLAG_COLLISION,
+			    PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_COLLISION | 0x100};
 	struct perf_event_header h;
 	uint64_t lost = 17;
 
@@ -967,7 +970,8 @@ static void real_kernel_ring(void)
 	if (fd < 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		t_skip("perf_event_open of a software event failed (needs root or perf_event_paranoid <= 1)");
+		t_skip("perf_event_open of a software event failed (needs root or "
+		       "perf_event_paranoid <= 1)");
 	}
 	base = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	T_OK(base != MAP_FAILED);

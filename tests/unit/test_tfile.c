@@ -91,7 +91,8 @@ static uint32_t rd32(const uint8_t *x)
 
 static void wr32(uint8_t *x, uint32_t v)
 {
-	x[0] = (uint8_t)v, x[1] = (uint8_t)(v >> 8), x[2] = (uint8_t)(v >> 16), x[3] = (uint8_t)(v >> 24);
+	x[0] = (uint8_t)v, x[1] = (uint8_t)(v >> 8), x[2] = (uint8_t)(v >> 16),
+	x[3] = (uint8_t)(v >> 24);
 }
 
 struct dlog {
@@ -120,7 +121,8 @@ static struct prec_tfile_wopts opts(int level, bool async)
 
 /* One chunk header as the spec describes it (independent of the writer). */
 static size_t put_chunk(uint8_t *out, unsigned type, unsigned flags, uint32_t raw,
-			const void *payload, uint32_t stored, int32_t cpu, int32_t tid, uint64_t arg)
+			const void *payload, uint32_t stored, int32_t cpu, int32_t tid,
+			uint64_t arg)
 {
 	size_t pad = (8 - stored % 8) % 8;
 
@@ -202,11 +204,13 @@ static void fx_machine(struct prec_tfile_machine *m)
 static void fx_events(struct prec_tfile_event ev[3])
 {
 	memset(ev, 0, 3 * sizeof(*ev));
-	ev[0].name = "intel_pt//u", ev[0].spec = "intel_pt/aux-start-paused/u", ev[0].pmu = "intel_pt";
+	ev[0].name = "intel_pt//u", ev[0].spec = "intel_pt/aux-start-paused/u",
+	ev[0].pmu = "intel_pt";
 	ev[0].attr.type = 8, ev[0].attr.size = PREC_ATTR_SIZE, ev[0].attr.config = 0x2001;
 	ev[0].attr.aux_action = PREC_AUX_START_PAUSED, ev[0].attr.exclude_kernel = 1;
 	ev[0].leader = 0, ev[0].flags = PREC_TFILE_EV_AUX, ev[0].n_ids = 2, ev[0].ids = fx_ids0;
-	ev[1].name = "syscalls:sys_enter_getpid", ev[1].spec = "syscalls:sys_enter_getpid/aux-resume/";
+	ev[1].name = "syscalls:sys_enter_getpid",
+	ev[1].spec = "syscalls:sys_enter_getpid/aux-resume/";
 	ev[1].pmu = "tracepoint";
 	ev[1].attr.type = PERF_TYPE_TRACEPOINT, ev[1].attr.config = 321, ev[1].attr.aux_resume = 1;
 	ev[1].attr.sample_period = 1, ev[1].attr.size = PREC_ATTR_SIZE;
@@ -214,7 +218,8 @@ static void fx_events(struct prec_tfile_event ev[3])
 	ev[2].name = "dummy:u", ev[2].spec = NULL, ev[2].pmu = "software";
 	ev[2].attr.type = PERF_TYPE_SOFTWARE, ev[2].attr.config = PERF_COUNT_SW_DUMMY;
 	ev[2].attr.sample_id_all = 1, ev[2].attr.mmap2 = 1, ev[2].attr.size = PREC_ATTR_SIZE;
-	ev[2].leader = 2, ev[2].flags = PREC_TFILE_EV_TRACKING, ev[2].n_ids = 1, ev[2].ids = fx_ids2;
+	ev[2].leader = 2, ev[2].flags = PREC_TFILE_EV_TRACKING, ev[2].n_ids = 1,
+	ev[2].ids = fx_ids2;
 }
 
 /* Synthetic perf records: n records, sizes 16..256, payload from the rng. */
@@ -288,9 +293,15 @@ static int fx_write(struct fx *f, const char *path, const struct prec_tfile_wopt
 	struct prec_tfile_info info;
 	struct prec_tfile_machine m;
 	struct prec_tfile_event ev[3];
-	struct prec_tfile_image img = { .path = "/usr/bin/demo", .build_id_size = 20,
-					.file_offset = 0x1000, .size = f->imglen, .vaddr = 0x401000 };
+	struct prec_tfile_image img = {.path = "/usr/bin/demo",
+				       .build_id_size = 20,
+				       .file_offset = 0x1000,
+				       .size = f->imglen,
+				       .vaddr = 0x401000};
 	struct prec_tfile_image img2 = { .path = "[vdso]", .file_offset = 0, .size = 8192 };
+	struct prec_tfile_image ref = { .path = "/usr/lib/libref.so", .build_id_size = 4,
+					.build_id = { 1, 2, 3, 4 }, .file_offset = 0x2000,
+					.size = 12345 };
 	struct prec_tfile_stream_stats ss = { .cpu = 0, .tid = -1, .aux_records = 5, .truncated = 2,
 					      .overwrite = 1, .partial = 3, .collision = 4 };
 	struct prec_tfile_stats st = { .duration_ns = 999, .lost_records = 7, .lost_bytes = 64,
@@ -341,6 +352,9 @@ static int fx_write(struct fx *f, const char *path, const struct prec_tfile_wopt
 		err |= 2;
 	if (prec_tfile_write_image(w, &img2, f->img) != 1)
 		err |= 4;
+	if (prec_tfile_write_image(w, &ref, NULL) != 1 ||
+	    prec_tfile_write_image(w, &ref, NULL) != 0)
+		err |= 8;
 	err |= prec_tfile_write_blob(w, PREC_TFILE_KSYMS, 0, f->ksyms, strlen(f->ksyms));
 	err |= prec_tfile_write_blob(w, PREC_TFILE_KCORE, 0xffffffff81000000ull, f->kcore,
 				     sizeof(f->kcore));
@@ -431,7 +445,7 @@ static void fx_check(struct fx *f, const char *path, bool compressed)
 	struct prec_tfile_status st;
 	struct prec_buf sb[2] = { { 0 } }, ks = { 0 };
 	uint8_t *img = calloc(1, f->imglen);
-	size_t imgbytes = 0, nkcore = 0, nunknown = 0, nzstd = 0, nraw_aux2 = 0;
+	size_t imgbytes = 0, nkcore = 0, nunknown = 0, nzstd = 0, nraw_aux2 = 0, nrefs = 0;
 	struct prec_tfile_info *info;
 	struct prec_tfile_machine *m;
 	struct prec_tfile_events *evs;
@@ -483,6 +497,15 @@ static void fx_check(struct fx *f, const char *path, bool compressed)
 				if (c.arg + nb <= f->imglen)
 					memcpy(img + c.arg, bytes, nb);
 				imgbytes += nb;
+			} else if (!strcmp(im.path, "/usr/lib/libref.so")) {
+				/* a reference: header only */
+				T_EQ_U64(nb, 0);
+				T_EQ_U64(c.arg, 0);
+				T_EQ_U64(im.size, 12345);
+				T_EQ_U64(im.file_offset, 0x2000);
+				T_EQ_INT(im.build_id_size, 4);
+				T_EQ_INT(im.build_id[3], 4);
+				nrefs++;
 			} else {
 				T_EQ_STR(im.path, "[vdso]");
 				T_EQ_INT(im.build_id_size, 0);
@@ -516,6 +539,7 @@ static void fx_check(struct fx *f, const char *path, bool compressed)
 	T_OK(ks.len == strlen(f->ksyms) && !memcmp(ks.data, f->ksyms, ks.len));
 	T_EQ_INT(nkcore, 1);
 	T_EQ_INT(nunknown, 1);
+	T_EQ_INT(nrefs, 1);
 	if (compressed) {
 		T_OK(nzstd > 5);
 		/* random bytes never compress: stored as is */
@@ -638,6 +662,20 @@ static void roundtrip_async_zstd(void)
 	roundtrip_variant(1, true);
 }
 
+/* Three compression threads: chunks still land in submission order. */
+static void roundtrip_async_threads(void)
+{
+	struct prec_tfile_wopts o = opts(3, true);
+	struct fx *f = fx_new();
+	const char *p = tpath("rt3.ptrec");
+
+	o.threads = 3;
+	o.chunk_size = 64 << 10;
+	T_EQ_INT(fx_write(f, p, &o), 0);
+	fx_check(f, p, true);
+	fx_free(f);
+}
+
 static void roundtrip_async_plain(void)
 {
 	roundtrip_variant(0, true);
@@ -720,6 +758,7 @@ static void many_streams_big(void)
 	o.chunk_size = 256 << 10;
 	o.queue_bytes = 4 << 20;
 	o.full_policy = PREC_TFILE_FULL_BLOCK;
+	o.threads = 3;
 	rng = 777;
 	for (i = 0; i < NS; i++) {
 		len[i] = 100000 + (size_t)(rnd() % 400000);
@@ -760,6 +799,19 @@ static void many_streams_big(void)
 	prec_tfile_writer_free(w);
 
 	T_EQ_INT(prec_tfile_reader_new(p, NULL, &r, NULL), 0);
+	if (r) {
+		/* file order: each stream's pieces follow each other exactly */
+		uint64_t next[NS] = { 0 }, bad = 0;
+		struct prec_tfile_chunk c;
+
+		while (prec_tfile_next(r, &c) == 1) {
+			if (c.type != PREC_TFILE_AUX)
+				continue;
+			bad += c.arg != next[c.tid - 1000];
+			next[c.tid - 1000] = c.arg + c.len;
+		}
+		T_EQ_U64(bad, 0);
+	}
 	for (i = 0; r && i < NS; i++) {
 		struct prec_tfile_aux *a = NULL;
 
@@ -809,8 +861,8 @@ static void aux_gaps(void)
 			T_EQ_U64(a->runs[1].buf_off, 80000);
 			T_EQ_U64(a->runs[2].stream_off, 200000);
 			for (int i = 0; i < 3; i++)
-				T_OK(!memcmp(a->data + a->runs[i].buf_off, buf + a->runs[i].stream_off,
-					     a->runs[i].len));
+				T_OK(!memcmp(a->data + a->runs[i].buf_off,
+					     buf + a->runs[i].stream_off, a->runs[i].len));
 		}
 	}
 	prec_tfile_aux_free(a);
@@ -860,7 +912,7 @@ static int small_file(const char *p, int level)
 	if (err)
 		return err;
 	err |= prec_tfile_write_info(w, &info);
-	err |= prec_tfile_write_aux(w, 0, -1, 0, buf, 10001);	/* 3 chunks (4096 each), 1 partial */
+	err |= prec_tfile_write_aux(w, 0, -1, 0, buf, 10001); /* 3 chunks (4096 each), 1 partial */
 	err |= prec_tfile_write_sideband(w, 0, recs, nrec);
 	err |= prec_tfile_write_aux(w, 1, -1, 0, buf + 3, 5003);
 	if (!err)
@@ -986,7 +1038,8 @@ static void flipped_bytes(void)
 			uint8_t *copy = malloc(len);
 
 			/* where 0: inside the payload; 1: inside the header (the length field) */
-			at = where ? cp[i].off + 12 : cp[i].off + 40 + (cp[i].end_payload - cp[i].off - 40) / 2;
+			at = where ? cp[i].off + 12
+				   : cp[i].off + 40 + (cp[i].end_payload - cp[i].off - 40) / 2;
 			memcpy(copy, d, len);
 			copy[at] ^= 0x10;
 			T_EQ_INT(prec_tfile_reader_new_mem(copy, len, &ro, &r, NULL), 0);
@@ -998,7 +1051,8 @@ static void flipped_bytes(void)
 			T_EQ_U64(got, (uint64_t)(n - 1));
 			T_EQ_INT(log.n, 1);
 			T_EQ_U64(log.d[0].offset, cp[i].off);
-			T_EQ_INT(log.d[0].kind, where ? PREC_TFILE_DMG_HEADER : PREC_TFILE_DMG_CHECKSUM);
+			T_EQ_INT(log.d[0].kind,
+				 where ? PREC_TFILE_DMG_HEADER : PREC_TFILE_DMG_CHECKSUM);
 			if (!where)
 				T_EQ_INT(log.d[0].type, cp[i].type);
 			else
@@ -1035,7 +1089,8 @@ static void bad_zstd_frame(void)
 	fill_ptlike(raw, sizeof(raw), 3);
 	zl = ZSTD_compress(z, sizeof(z), raw, sizeof(raw), 3);
 	T_OK(!ZSTD_isError(zl) && zl < sizeof(raw));
-	/* a broken frame header (a flipped byte inside zstd data may decode silently: the CRC catches that) */
+	/* a broken frame header (a flipped byte inside zstd data may decode silently: the CRC
+	 * catches that) */
 	z[0] ^= 0xff;
 	pos = put_fhdr(file, 1);
 	pos += put_chunk(file + pos, PREC_TFILE_AUX, PREC_TFILE_CF_ZSTD, sizeof(raw), z,
@@ -1084,8 +1139,9 @@ static void bad_file_headers(void)
 	T_EQ_INT(open_err("hello world, not a trace file at all", 36, &dg), -PREC_E_FORMAT);
 	T_CONTAINS(dg.msg, "not a ptrec trace file");
 	T_EQ_INT(dg.pos, 0);
-	T_EQ_INT(open_err("PERFILE2\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 36, &dg),
-		 -PREC_E_FORMAT);
+	T_EQ_INT(
+	    open_err("PERFILE2\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 36, &dg),
+	    -PREC_E_FORMAT);
 	T_CONTAINS(dg.hint, "perf.data");
 
 	put_fhdr(h, 2);
@@ -1242,10 +1298,22 @@ static void codec_bounds(void)
 
 			memcpy(cp, b[t].data, n);
 			switch (t) {
-			case 0: err = prec_tfile_info_decode(cp, n, (struct prec_tfile_info **)&out); break;
-			case 1: err = prec_tfile_machine_decode(cp, n, (struct prec_tfile_machine **)&out); break;
-			case 2: err = prec_tfile_events_decode(cp, n, (struct prec_tfile_events **)&out); break;
-			default: err = prec_tfile_stats_decode(cp, n, (struct prec_tfile_stats **)&out); break;
+			case 0:
+				err =
+				    prec_tfile_info_decode(cp, n, (struct prec_tfile_info **)&out);
+				break;
+			case 1:
+				err = prec_tfile_machine_decode(cp, n,
+								(struct prec_tfile_machine **)&out);
+				break;
+			case 2:
+				err = prec_tfile_events_decode(cp, n,
+							       (struct prec_tfile_events **)&out);
+				break;
+			default:
+				err = prec_tfile_stats_decode(cp, n,
+							      (struct prec_tfile_stats **)&out);
+				break;
 			}
 			T_EQ_INT(err, -PREC_E_FORMAT);
 			T_OK(out == NULL);
@@ -1393,6 +1461,7 @@ static void free_without_close(void)
 struct sink {
 	int fd;
 	unsigned delay_ms;
+	int reading;	/* set (atomically) once the sink starts reading */
 	struct prec_buf got;
 };
 
@@ -1403,6 +1472,7 @@ static void *sink_main(void *arg)
 	ssize_t n;
 
 	usleep(s->delay_ms * 1000);
+	__atomic_store_n(&s->reading, 1, __ATOMIC_RELEASE);
 	while ((n = read(s->fd, buf, sizeof(buf))) > 0)
 		prec_buf_append(&s->got, buf, (size_t)n);
 	return NULL;
@@ -1429,6 +1499,7 @@ static void async_slow_sink_eagain(void)
 	s.fd = pfd[0];
 	o.chunk_size = 64 << 10;
 	o.queue_bytes = 1 << 20;
+	o.threads = 2;
 	T_EQ_INT(prec_tfile_writer_new_fd(pfd[1], &o, &w), 0);
 	if (!w)
 		return;
@@ -1449,7 +1520,7 @@ static void async_slow_sink_eagain(void)
 		}
 	}
 	/* the sink slept through all of it: the producer never waited for it */
-	T_OK(s.got.len == 0);
+	T_OK(!__atomic_load_n(&s.reading, __ATOMIC_ACQUIRE));
 	T_OK(maxns < 200ull * 1000 * 1000);
 	T_OK(nagain > NP / 2);
 	/* the bound holds (plus at most one chunk admitted into an empty queue) */
@@ -1477,12 +1548,15 @@ static void async_slow_sink_eagain(void)
 			for (ri = 0; ri < a->n_runs; ri++) {
 				const struct prec_tfile_aux_run *run = &a->runs[ri];
 
-				if (off >= run->stream_off && off + PIECE <= run->stream_off + run->len) {
-					found = !memcmp(a->data + run->buf_off + (off - run->stream_off),
+				if (off >= run->stream_off &&
+				    off + PIECE <= run->stream_off + run->len) {
+					found = !memcmp(a->data + run->buf_off +
+							    (off - run->stream_off),
 							src + off, PIECE);
 					break;
 				}
-				if (off < run->stream_off + run->len && off + PIECE > run->stream_off)
+				if (off < run->stream_off + run->len &&
+				    off + PIECE > run->stream_off)
 					found = true;	/* partial overlap: wrong either way */
 			}
 			T_EQ_INT(found, accepted[i]);
@@ -1605,13 +1679,15 @@ static void eio_sticky_variant(bool async)
 
 	fill_random(src, n);
 	o.chunk_size = 16384;
+	o.threads = 3;
 	o.write_fn = failing_write;
 	o.write_ctx = &fc;
 	T_EQ_INT(prec_tfile_writer_new(p, &o, &w), 0);
 	if (!w)
 		return;
 	for (off = 0; off < n; off += 10000) {
-		err = prec_tfile_write_aux(w, 0, -1, off, src + off, PREC_MIN((size_t)10000, n - off));
+		err = prec_tfile_write_aux(w, 0, -1, off, src + off,
+					   PREC_MIN((size_t)10000, n - off));
 		if (err && !first_err)
 			first_err = err;
 		if (first_err)
@@ -1653,11 +1729,14 @@ static void enospc_variant(bool async)
 	src = malloc(n);
 	fill_random(src, n);	/* incompressible: fills the disk */
 	o.chunk_size = 64 << 10;
-	if (async)
+	if (async) {
 		o.full_policy = PREC_TFILE_FULL_BLOCK;
+		o.threads = 2;
+	}
 	T_EQ_INT(prec_tfile_writer_new(p, &o, &w), 0);
 	for (off = 0; w && off < n && !err; off += 40000)
-		err = prec_tfile_write_aux(w, 0, -1, off, src + off, PREC_MIN((size_t)40000, n - off));
+		err = prec_tfile_write_aux(w, 0, -1, off, src + off,
+					   PREC_MIN((size_t)40000, n - off));
 	if (w) {
 		int e2 = prec_tfile_writer_close(w, NULL);
 
@@ -1714,6 +1793,7 @@ static const struct t_case cases[] = {
 	T(roundtrip_zstd),
 	T(roundtrip_async_zstd),
 	T(roundtrip_async_plain),
+	T(roundtrip_async_threads),
 	T(spec_conformance),
 	T(many_streams_big),
 	T(aux_gaps),
