@@ -266,15 +266,11 @@ int prec_mapset_embed(struct prec_mapset *s, struct prec_tfile_writer *w, bool r
 			}
 		}
 		if (refs_only || !bytes) {
-			struct prec_buf b = { 0 };
-
-			err = prec_tfile_image_encode(&img, NULL, 0, &b);
-			if (!err)
-				err = prec_tfile_write_chunk(w, PREC_TFILE_IMAGE, -1, -1, 0, b.data, b.len);
-			prec_buf_free(&b);
-			if (err)
+			/* NULL bytes: the writer records a reference (path, build id, size). */
+			err = prec_tfile_write_image(w, &img, NULL);
+			if (err < 0)
 				return err;
-			res->references++;
+			res->references += err == 1;
 			continue;
 		}
 		err = prec_tfile_write_image(w, &img, bytes);

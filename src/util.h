@@ -58,5 +58,7 @@ long prec_read_full(int fd, void *p, size_t n);
 
 /* CRC-32C (Castagnoli) of @n bytes, continuing from @crc (start with 0). */
 uint32_t prec_crc32c(uint32_t crc, const void *p, size_t n);
+/* The same in portable code (prec_crc32c uses SSE4.2 where the CPU has it). */
+uint32_t prec_crc32c_sw(uint32_t crc, const void *p, size_t n);
 
 #endif

@@ -34,6 +34,23 @@ static void crc32c(void)
 	/* Incremental use gives the same as one call. */
 	T_EQ_U64(prec_crc32c(prec_crc32c(0, "1234", 4), "56789", 5), 0xe3069283u);
 	T_EQ_U64(prec_crc32c(0, "", 0), 0);
+	T_EQ_U64(prec_crc32c_sw(0, "123456789", 9), 0xe3069283u);
+}
+
+/* The SSE4.2 and the portable CRC agree on every length and alignment. */
+static void crc32c_paths_agree(void)
+{
+	unsigned char buf[1100];
+	size_t i, off, n;
+	unsigned seed = 12345;
+
+	for (i = 0; i < sizeof(buf); i++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[i] = (unsigned char)(seed >> 16);
+	}
+	for (off = 0; off < 8; off++)
+		for (n = 0; n + off < sizeof(buf); n += 37)
+			T_EQ_U64(prec_crc32c(7, buf + off, n), prec_crc32c_sw(7, buf + off, n));
 }
 
 static void buf_printf(void)
@@ -63,7 +80,7 @@ static void sysroot_paths(void)
 }
 
 static const struct t_case cases[] = {
-	T(parse_u64), T(edit_distance), T(crc32c), T(buf_printf), T(sysroot_paths),
+	T(parse_u64), T(edit_distance), T(crc32c), T(crc32c_paths_agree), T(buf_printf), T(sysroot_paths),
 };
 
 int main(int argc, char **argv)
