@@ -58,6 +58,13 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 PTREC_SRC  := $(sort $(wildcard cmd/ptrec*.c cmd/cli*.c))
 PTDUMP_SRC := $(sort $(wildcard cmd/ptdump*.c cmd/cli*.c))
 PLUGIN_SRC := $(sort $(wildcard emulate/*.c))
+# The CoreSight software tracer (qemu-aarch64 plugin writing ETMv4 trace).
+ETM_PLUGIN_SRC := $(sort $(wildcard emulate/etm/*.c))
+ETM_PLUGIN := $(if $(ETM_PLUGIN_SRC),$(B)/ptrec-emu-etm.so)
+# aarch64 test programs for the CoreSight tests, built static with the cross compiler.
+ARM_CC ?= aarch64-linux-gnu-gcc
+ARM_PROG_SRC := $(sort $(wildcard tests/progs-arm64/*.c))
+ARM_PROG_BIN := $(ARM_PROG_SRC:tests/progs-arm64/%.c=$(B)/progs-arm64/%)
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 TEST_LIB := $(sort $(wildcard tests/unit/harness*.c))
@@ -69,7 +76,7 @@ PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(B)/progs/%)
 
 PLUGIN   := $(B)/ptrec-emu.so
 
-all: $(B)/ptrec $(B)/ptdump $(PLUGIN)
+all: $(B)/ptrec $(B)/ptdump $(PLUGIN) $(ETM_PLUGIN)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -99,6 +106,21 @@ $(PLUGIN): $(PLUGIN_SRC:emulate/%.c=$(B)/emu/%.o)
 	@echo "  LD      $@"
 	$(Q)$(CC) -shared -o $@ $^ $(IPT_LIBS) -lpthread
 
+$(B)/emu/etm/%.o: emulate/etm/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (plugin)"
+	$(Q)$(CC) $(CPPFLAGS) -Iemulate -Iemulate/etm $(OPT) -g -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
+
+$(B)/ptrec-emu-etm.so: $(ETM_PLUGIN_SRC:emulate/etm/%.c=$(B)/emu/etm/%.o)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared -o $@ $^ -lpthread
+
+$(B)/progs-arm64/%: tests/progs-arm64/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (aarch64 test program)"
+	$(Q)$(ARM_CC) -O1 -g -static -fno-omit-frame-pointer -Wall -o $@ $< -pthread \
+		$$(sed -n 's,^// LDFLAGS: ,,p' $<)
+
 $(B)/tests/%: tests/unit/%.c $(TEST_LIB:%.c=$(B)/%.o) $(B)/libprec.a
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
@@ -116,7 +138,7 @@ $(B)/progs/%: tests/progs/%.c
 	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -fcf-protection=none -Wall -o $@ $< -pthread \
 		$$(sed -n 's,^// LDFLAGS: ,,p' $<)
 
-tests: all $(TEST_BIN) $(PROG_BIN)
+tests: all $(TEST_BIN) $(PROG_BIN) $(ARM_PROG_BIN)
 
 bench: all $(BENCH_BIN)
 
@@ -139,7 +161,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/ptrec $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(B)/ptrec $(B)/ptdump $(DESTDIR)$(BINDIR)/
-	install -m 0644 $(PLUGIN) $(DESTDIR)$(LIBDIR)/ptrec/
+	install -m 0644 $(PLUGIN) $(ETM_PLUGIN) $(DESTDIR)$(LIBDIR)/ptrec/
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 completions/ptrec.bash $(DESTDIR)$(BASHCOMPDIR)/ptrec
