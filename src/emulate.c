@@ -217,11 +217,21 @@ out:
 }
 
 static volatile sig_atomic_t fwd_pid;
+static struct sigaction chained_int, chained_term;
 
+/*
+ * Forwards to the workload, then runs the handler the caller had installed
+ * (ptrec's: a second signal exits at once).
+ */
 static void forward_signal(int sig)
 {
+	const struct sigaction *old = sig == SIGINT ? &chained_int : &chained_term;
+
 	if (fwd_pid > 0)
 		kill(fwd_pid, sig);
+	if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL &&
+	    old->sa_handler != SIG_IGN)
+		old->sa_handler(sig);
 }
 
 /* The child: becomes qemu-x86_64 -plugin ... PROG ARGS. */
@@ -409,6 +419,8 @@ int prec_emu_run(const struct prec_emu_config *cfg, const struct prec_emu_ops *o
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	chained_int = old_int;
+	chained_term = old_term;
 	pid = fork();
 	if (pid < 0) {
 		r = prec_diag_set(diag, -errno, -1, "fork: %s", strerror(errno));

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# ptrec record --emulate from the command line: exit status, file contents,
+# truth output, --no-embed and --compress giving the same decode, signals,
+# and the errors a user can meet.
+. "$(dirname "$0")/lib.sh"
+progs=$PWD/${B:-build}/progs
+cd "$T_TMP" || exit 1
+if ! command -v qemu-x86_64 >/dev/null; then
+	t_skip "emulate" "qemu-user is not installed"
+	t_done; exit
+fi
+
+t_run "record calls" 0 "$PTREC" record --emulate -q -o c.data --emulate-truth c.truth -- "$progs/calls"
+t_match "info: made by the software tracer" 'made by the software tracer' "$("$PTDUMP" --info c.data)"
+t_match "truth: header line" '^# ptrec-emulate truth 1$' "$(head -n1 c.truth)"
+t_match "truth: blocks" '^B [0-9]+ [0-9a-f]+ [0-9a-f]+ [0-9]+$' "$(sed -n 2,5p c.truth)"
+# Call traces of two runs compare without comm/tid (column 2) and with code
+# addresses of unnamed functions masked: QEMU maps the guest at other places
+# from run to run.
+norm() { awk '{ $1 = ""; $2 = ""; print }' | sed -E 's/\b[0-9a-f]{8,}\b/ADDR/g'; }
+t_run "decode calls" 0 "$PTDUMP" --call-trace c.data
+full=$out
+t_match "call trace: main of the program" ' main$' "$(sed 's/ *$//' <<<"$full")"
+
+t_run "workload exit status passes through" 3 "$PTREC" record --emulate -q -o f.data -- "$progs/forkexec"
+
+t_run "--no-embed" 0 "$PTREC" record --emulate -q --no-embed -o n.data -- "$progs/calls"
+t_match "--no-embed: references only" 'IMAGE +[0-9]+ chunks? +[0-9.]+ (B|KiB) raw' "$("$PTDUMP" --info n.data)"
+[ "$(stat -c %s n.data)" -lt "$(stat -c %s c.data)" ] && t_pass "--no-embed: smaller file" || t_fail "--no-embed: not smaller"
+t_eq "--no-embed: same call trace from the files on disk" "$(norm <<<"$full" | md5sum)" "$("$PTDUMP" --call-trace n.data | norm | md5sum)"
+
+t_run "--compress=0" 0 "$PTREC" record --emulate -q -z 0 -o z.data -- "$progs/calls"
+[ "$(stat -c %s z.data)" -gt "$(stat -c %s c.data)" ] && t_pass "--compress=0: larger file" || t_fail "--compress=0: not larger"
+t_eq "--compress=0: same call trace" "$(norm <<<"$full" | md5sum)" "$("$PTDUMP" --call-trace z.data | norm | md5sum)"
+
+# SIGINT: the workload is stopped, the file is complete and decodes.
+"$PTREC" record --emulate -q -o i.data -- "$progs/loop" 100000 &
+rp=$!
+sleep 2
+kill -INT "$rp"
+wait "$rp"
+rc=$?
+[ "$rc" -ge 128 ] && t_pass "SIGINT: the workload was stopped (status $rc)" || t_fail "SIGINT: status $rc"
+t_match "SIGINT: the file is complete" 'complete \(' "$("$PTDUMP" --info i.data)"
+t_run "SIGINT: decodes" 0 "$PTDUMP" --stats i.data
+t_match "SIGINT: instructions were traced" 'instructions: [1-9]' "$out"
+
+# Errors.
+t_run "k modifier refused" 2 "$PTREC" record --emulate -e intel_pt//k -o x.data -- "$progs/calls"
+t_match "k modifier: says why and what to do" 'user space only' "$err"
+printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\002\000\267\000' >arm.bin
+head -c 200 /dev/zero >>arm.bin
+chmod +x arm.bin
+t_run "not an x86-64 program" 1 "$PTREC" record --emulate -o x.data -- ./arm.bin
+t_match "not x86-64: says so" 'x86-64' "$err"
+t_run "missing qemu" 1 "$PTREC" record --emulate --qemu /nonexistent/qemu -o x.data -- "$progs/calls"
+t_match "missing qemu: names it" '/nonexistent/qemu' "$err"
+PTREC_PLUGIN=/nonexistent/p.so t_run "missing plugin" 1 "$PTREC" record --emulate -o x.data -- "$progs/calls"
+t_match "missing plugin: names it" '/nonexistent/p.so' "$err"
+t_run "attach refused under --emulate" 1 "$PTREC" record --emulate -p 1 -o x.data
+t_match "attach refused: says why" 'trace hardware' "$err"
+t_run "trigger the tracer cannot carry out" 2 "$PTREC" record --emulate -e intel_pt//u -e cpu-clock/aux-action=pause,period=1000/ -o x.data -- "$progs/calls"
+t_done
