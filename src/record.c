@@ -18,7 +18,9 @@
 
 #include "attr.h"
 #include "emulate.h"
+#include "etmregs.h"
 #include "evspec.h"
+#include "kcore.h"
 #include "pmu.h"
 #include "probe.h"
 #include "record.h"
@@ -71,6 +73,8 @@ struct rec {
 	uint64_t track_id;
 	uint64_t data_bytes, aux_bytes;
 	int err;      /* first error from a callback */
+	struct prec_tfile_etm *etm_blocks; /* cs_etm metadata for MACHINE */
+	uint64_t *etm_regs;
 };
 
 static int rec_error(struct rec *r, int code, const char *hint, const char *fmt, ...)
@@ -815,6 +819,21 @@ static void host_machine(struct rec *r, struct prec_tfile_machine *m)
 			(void)p;
 	}
 	prec_pmu_free(pt);
+	if (r->aux_idx >= 0) {
+		const struct prec_event *aux = prec_evlist_event(r->el, (size_t)r->aux_idx);
+
+		if (!strcmp(aux->pmu, "cs_etm")) {
+			struct prec_tfile_etm *blocks = NULL;
+			int n = prec_etm_read_sysfs(aux->attr.config, &blocks, &r->etm_regs);
+
+			if (n > 0) {
+				m->n_etm = (uint32_t)n;
+				m->etm = blocks;
+				r->etm_blocks = blocks;
+			}
+			snprintf(m->arch, sizeof(m->arch), "aarch64");
+		}
+	}
 }
 
 static void emu_machine(struct prec_tfile_machine *m)
@@ -919,29 +938,43 @@ static int write_events(struct rec *r)
 
 static void write_kernel_material(struct rec *r)
 {
-	char *text = NULL;
+	char *ksyms = NULL, *mods = NULL, path[4096];
 	long n;
 
-	n = prec_read_text("/proc/kallsyms", &text);
-	if (n > 0) {
+	if (prec_sys_path(path, sizeof(path), "/proc/kallsyms") == 0 &&
+	    (n = prec_read_text(path, &ksyms)) > 0) {
 		/* With kptr_restrict every address reads as zero: useless for decoding. */
-		if (!strncmp(text, "0000000000000000", 16)) {
+		if (!strncmp(ksyms, "0000000000000000", 16))
 			r->res->kallsyms_hidden = true;
+		else
+			prec_tfile_write_blob(r->w, PREC_TFILE_KSYMS, 0, ksyms, (size_t)n);
+	}
+	if (prec_sys_path(path, sizeof(path), "/proc/modules") == 0 &&
+	    (n = prec_read_text(path, &mods)) > 0)
+		prec_tfile_write_blob(r->w, PREC_TFILE_MODULES, 0, mods, (size_t)n);
+	if (r->o->kcore) {
+		struct prec_kcore_result kr;
+		char msg[256];
+		int err = -ENOENT;
+
+		if (prec_sys_path(path, sizeof(path), "/proc/kcore") == 0 && !access(path, R_OK))
+			err = r->res->kallsyms_hidden ? -EPERM :
+				prec_kcore_copy(r->w, path, ksyms, mods, 1ull << 30, &kr);
+		if (err == -ENOENT && access(path, F_OK)) {
+			r->res->kcore_missing = true;
+			note(r->res, "--kcore: this kernel has no /proc/kcore; kernel code is not in the "
+				     "file (decoding kernel trace needs a matching vmlinux)");
+		} else if (err) {
+			snprintf(msg, sizeof(msg), "--kcore: kernel text not copied: %s%s",
+				 prec_strerror(err), err == -EPERM ?
+				 " (kallsyms addresses are hidden: run as root or lower kernel.kptr_restrict)" : "");
+			note(r->res, msg);
 		} else {
-			prec_tfile_write_blob(r->w, PREC_TFILE_KSYMS, 0, text, (size_t)n);
+			r->res->kcore_bytes = kr.bytes;
 		}
 	}
-	free(text);
-	text = NULL;
-	n = prec_read_text("/proc/modules", &text);
-	if (n > 0)
-		prec_tfile_write_blob(r->w, PREC_TFILE_MODULES, 0, text, (size_t)n);
-	free(text);
-	if (r->o->kcore && access("/proc/kcore", R_OK)) {
-		r->res->kcore_missing = true;
-		note(r->res, "--kcore: this kernel has no /proc/kcore; kernel code is not in the "
-			     "file (decoding kernel trace needs a matching vmlinux)");
-	}
+	free(ksyms);
+	free(mods);
 }
 
 /* Kernel symbols are worth their megabytes only when kernel code is traced. */
@@ -1429,5 +1462,7 @@ int prec_record(const struct prec_record_opts *o, struct prec_record_result *res
 		prec_tfile_writer_free(r.w);
 	}
 	prec_mapset_free(r.maps);
+	free(r.etm_blocks);
+	free(r.etm_regs);
 	return err;
 }

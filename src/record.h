@@ -63,6 +63,7 @@ struct prec_record_result {
 	struct prec_ring_counts counts; /* summed over all rings */
 	struct prec_embed_result embed;
 	bool kcore_missing;          /* --kcore, but no /proc/kcore */
+	uint64_t kcore_bytes;        /* kernel text copied with --kcore */
 	bool kallsyms_hidden;        /* kallsyms addresses hidden (kptr_restrict) */
 	char notes[4][256];          /* things the user should know */
 	int nnotes;

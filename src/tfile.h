@@ -97,9 +97,9 @@ struct prec_tfile_info {
 /* A block of per-CPU CoreSight ETM/ETE ID registers (layout by kind). */
 struct prec_tfile_etm {
 	int32_t cpu;
-	uint32_t kind;		/* magic naming the register layout (as perf's cs-etm) */
+	uint32_t kind;		/* low 32 bits of perf's cs-etm block magic (ETMv4 0x40404040, ETE 0x50505050) */
 	uint32_t nregs;
-	const uint64_t *regs;
+	const uint64_t *regs;	/* perf's cs_etm per-CPU block: magic, cpu, nr params, TRCCONFIGR, ... */
 };
 
 /* MACHINE flags */
