@@ -105,7 +105,7 @@ struct prec_tev {
 		struct {
 			int code;         /* enum prec_dec_err */
 			uint64_t ip;      /* the IP at the error, 0 if unknown */
-			char msg[96];     /* one line, for users */
+			char msg[96];     /* one line, for users (always set) */
 		} err;
 		struct {
 			uint64_t lost;    /* bytes lost, 0 if unknown */

@@ -12,6 +12,7 @@
 #include <capstone/capstone.h>
 #include <errno.h>
 #include <intel-pt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,12 @@
 
 #define QSIZE 16
 #define ICACHE_BITS 14
+/*
+ * Blocks decoded without consuming a byte of trace. Direct jumps and calls
+ * need no packets, so code like "1: jmp 1b" (or damaged trace leading into
+ * it) would otherwise be followed forever.
+ */
+#define MAX_NO_PROGRESS 1000000
 
 enum st { S_SEG, S_SYNC, S_RUN, S_DONE };
 
@@ -44,6 +51,8 @@ struct ipt {
 	size_t seg;               /* index of the next segment to start */
 	size_t seg_start;         /* data position of the current segment */
 	int status;
+	uint64_t last_off;
+	unsigned no_progress;
 	bool synced_seg;          /* synced at least once in this segment */
 	uint64_t fail_off;        /* offset of the last sync failure */
 	int fail_count;
@@ -76,7 +85,8 @@ static struct prec_tev *push(struct ipt *d, enum prec_tev_type type)
 {
 	struct prec_tev *e = &d->q[d->qt % QSIZE];
 
-	memset(e, 0, sizeof(*e));
+	/* Events are hot: clear the header and the small union members only. */
+	memset(e, 0, offsetof(struct prec_tev, u) + 32);
 	e->type = type;
 	e->time = d->have_time ? d->time : 0;
 	e->tsc = d->have_time ? d->tsc : 0;
@@ -589,6 +599,26 @@ static int step(struct ipt *d)
 		return 0;
 	}
 	d->status = r;
+	{
+		uint64_t off = 0;
+
+		pt_blk_get_offset(d->dec, &off);
+		if (off != d->last_off) {
+			d->last_off = off;
+			d->no_progress = 0;
+		} else if (++d->no_progress > MAX_NO_PROGRESS) {
+			struct prec_tev *e = push(d, PREC_TEV_ERROR);
+
+			e->u.err.code = PREC_DE_CONTEXT;
+			e->u.err.ip = b.end_ip;
+			snprintf(e->u.err.msg, sizeof(e->u.err.msg),
+				 "no progress: the code loops without producing trace "
+				 "(an endless loop, or damaged trace)");
+			d->no_progress = 0;
+			d->pend = false;
+			d->state = S_SYNC;
+		}
+	}
 	return 0;
 }
 

@@ -27,6 +27,9 @@ struct prec_dso {
 	enum dso_src src;
 	size_t *imgs;             /* indices of matching embedded images */
 	size_t nr_imgs;
+	bool disk_tried;
+	bool mismatch;            /* the disk file has another build id */
+	char want_bid[41], have_bid[41];
 	char *disk_path;          /* symfs + path, when usable */
 	const uint8_t *disk;      /* mmap of the disk file */
 	size_t disk_size;
@@ -170,14 +173,62 @@ const char *prec_dso_path(const struct prec_dso *dso)
 	return dso ? dso->path : NULL;
 }
 
-/* Finds where the bytes of @d come from (once). */
+/*
+ * Opens the file of @d under the symfs root when its build id matches the
+ * recording's (or the recording has none). Once; sets d->disk*.
+ */
+static void dso_open_disk(struct prec_images *im, struct prec_dso *d)
+{
+	const char *root = prec_session_symfs(im->s);
+	char path[4096];
+	struct stat sb;
+	int fd;
+
+	if (d->disk_tried)
+		return;
+	d->disk_tried = true;
+	if (d->kernel || d->path[0] != '/')
+		return;
+	snprintf(path, sizeof(path), "%s%s", root, d->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (d->bid_size) {
+		uint8_t fb[PREC_BUILD_ID_MAX];
+		int r = prec_elf_build_id(path, fb, sizeof(fb));
+
+		if (r != (int)d->bid_size || memcmp(fb, d->bid, d->bid_size)) {
+			hexstr(d->want_bid, d->bid, d->bid_size);
+			if (r > 0)
+				hexstr(d->have_bid, fb, (size_t)r);
+			else
+				snprintf(d->have_bid, sizeof(d->have_bid), "none");
+			d->mismatch = true;
+			close(fd);
+			return;
+		}
+	}
+	if (fstat(fd, &sb) == 0 && sb.st_size > 0) {
+		void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		if (m != MAP_FAILED) {
+			d->disk_path = strdup(path);
+			if (d->disk_path) {
+				d->disk = m;
+				d->disk_size = (size_t)sb.st_size;
+			} else {
+				munmap(m, (size_t)sb.st_size);
+			}
+		}
+	}
+	close(fd);
+}
+
+/* Finds where the bytes of @d come from (once): embedded, else the disk file. */
 static void dso_resolve(struct prec_images *im, struct prec_dso *d)
 {
 	const char *root = prec_session_symfs(im->s);
 	size_t i, n = prec_session_nr_images(im->s);
-	char path[4096];
-	struct stat sb;
-	int fd;
 
 	if (d->src != SRC_UNRESOLVED)
 		return;
@@ -188,6 +239,8 @@ static void dso_resolve(struct prec_images *im, struct prec_dso *d)
 		const struct prec_image_desc *img = prec_session_image(im->s, i);
 		bool match;
 
+		if (!img->size)
+			continue;
 		if (img->build_id_size && d->bid_size)
 			match = img->build_id_size == d->bid_size &&
 				!memcmp(img->build_id, d->bid, d->bid_size);
@@ -206,53 +259,24 @@ static void dso_resolve(struct prec_images *im, struct prec_dso *d)
 		d->src = SRC_EMBEDDED;
 		return;
 	}
-	if (d->path[0] != '/') {
+	dso_open_disk(im, d);
+	if (d->disk) {
+		d->src = SRC_DISK;
+	} else if (d->mismatch) {
+		d->src = SRC_MISMATCH;
+		prec_session_warn(im->s,
+				  "%s%s has build id %s but the recording has %s: not decoding "
+				  "its code; point --symfs at the right files",
+				  root, d->path, d->have_bid, d->want_bid);
+	} else if (d->path[0] != '/') {
 		prec_session_warn(im->s, "no code for %s: it is not embedded in the trace",
 				  d->path);
-		return;
-	}
-	snprintf(path, sizeof(path), "%s%s", root, d->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	} else {
 		prec_session_warn(im->s,
 				  "no code for %s: not embedded in the trace and not found%s%s; "
 				  "copy it there or record with the images embedded",
 				  d->path, *root ? " under " : " on this system", root);
-		return;
 	}
-	if (d->bid_size) {
-		uint8_t fb[PREC_BUILD_ID_MAX];
-		int r = prec_elf_build_id(path, fb, sizeof(fb));
-
-		if (r != (int)d->bid_size || memcmp(fb, d->bid, d->bid_size)) {
-			char want[41], have[41];
-
-			hexstr(want, d->bid, d->bid_size);
-			if (r > 0)
-				hexstr(have, fb, (size_t)r);
-			else
-				snprintf(have, sizeof(have), "none");
-			prec_session_warn(im->s,
-					  "%s has build id %s but the recording has %s: not "
-					  "decoding its code; point --symfs at the right files",
-					  path, have, want);
-			d->src = SRC_MISMATCH;
-			close(fd);
-			return;
-		}
-	}
-	if (fstat(fd, &sb) == 0 && sb.st_size > 0) {
-		void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-
-		if (m != MAP_FAILED) {
-			d->disk = m;
-			d->disk_size = (size_t)sb.st_size;
-			d->disk_path = strdup(path);
-			if (d->disk_path)
-				d->src = SRC_DISK;
-		}
-	}
-	close(fd);
 }
 
 static struct prec_symtab *dso_symtab(struct prec_images *im, struct prec_dso *d)
@@ -271,10 +295,16 @@ static struct prec_symtab *dso_symtab(struct prec_images *im, struct prec_dso *d
 		return d->st;
 	}
 	dso_resolve(im, d);
-	if (d->src == SRC_DISK) {
+	/* Symbols come from the file (embedded images hold code segments only). */
+	dso_open_disk(im, d);
+	if (d->disk) {
 		prec_symtab_from_elf(d->disk_path, &d->st);
 		return d->st;
 	}
+	if (d->mismatch && d->src == SRC_EMBEDDED)
+		prec_session_warn(im->s,
+				  "no symbols for %s: the file has build id %s, the recording %s",
+				  d->path, d->have_bid, d->want_bid);
 	/* An embedded image holding the whole ELF (the vdso) has its own symbols. */
 	for (i = 0; i < d->nr_imgs; i++) {
 		const struct prec_image_desc *img = prec_session_image(im->s, d->imgs[i]);
@@ -546,7 +576,8 @@ int prec_images_new(struct prec_session *s, struct prec_images **out)
 		if (err)
 			goto out;
 	}
-	qsort(im->procs, im->nr_procs, sizeof(*im->procs), proc_cmp);
+	if (im->nr_procs > 1)
+		qsort(im->procs, im->nr_procs, sizeof(*im->procs), proc_cmp);
 	err = write_memfd(im);
 	if (err)
 		goto out;

@@ -486,8 +486,15 @@ static void on_branch(struct prec_fmt_ctx *f, struct thr *t, struct sstats *ss,
 	struct prec_loc floc, tloc;
 	bool vis;
 
-	resolve(f, ev->pid, ctx_time(ev), from, &floc);
-	if (to && (k == PREC_BR_CALL || f->o.fmt == PREC_FMT_BRANCHES || f->o.symbol))
+	/* Symbols only where they are printed or filtered on. */
+	bool need = call_fmt(f) || f->o.fmt == PREC_FMT_BRANCHES || f->o.symbol;
+
+	if (need)
+		resolve(f, ev->pid, ctx_time(ev), from, &floc);
+	else
+		memset(&floc, 0, sizeof(floc));
+	if (need && to &&
+	    (k == PREC_BR_CALL || f->o.fmt == PREC_FMT_BRANCHES || f->o.symbol))
 		resolve(f, ev->pid, ctx_time(ev), to, &tloc);
 	else
 		memset(&tloc, 0, sizeof(tloc));

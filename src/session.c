@@ -170,24 +170,14 @@ const char *prec_session_symfs(const struct prec_session *s)
 	return s->symfs ? s->symfs : "";
 }
 
+/*
+ * Every sample_type is usable: the fields parsed (IDENTIFIER .. PERIOD of a
+ * sample, the sample_id trailer) come first in the kernel's layout, and the
+ * bits after them only add fields this parser never reads.
+ */
 static bool sample_type_ok(uint64_t st)
 {
-	return !(st & ~SB_TRAILER_BITS & ~(PERF_SAMPLE_IP | PERF_SAMPLE_ADDR |
-					   PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ |
-					   PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
-					   PERF_SAMPLE_BRANCH_STACK |
-					   PERF_SAMPLE_REGS_USER |
-					   PERF_SAMPLE_STACK_USER |
-					   PERF_SAMPLE_WEIGHT |
-					   PERF_SAMPLE_DATA_SRC |
-					   PERF_SAMPLE_TRANSACTION |
-					   PERF_SAMPLE_REGS_INTR |
-					   PERF_SAMPLE_PHYS_ADDR |
-					   PERF_SAMPLE_AUX |
-					   PERF_SAMPLE_CGROUP |
-					   PERF_SAMPLE_DATA_PAGE_SIZE |
-					   PERF_SAMPLE_CODE_PAGE_SIZE |
-					   PERF_SAMPLE_WEIGHT_STRUCT));
+	return st != UINT64_MAX;
 }
 
 int prec_session_set_sample_type(struct prec_session *s, uint64_t sample_type)
@@ -917,8 +907,10 @@ static int build_thread_table(struct prec_session *s)
 		if (err)
 			return err;
 	}
-	qsort(s->pids, s->nr_pids, sizeof(*s->pids), tfact_cmp);
-	qsort(s->comms, s->nr_comms, sizeof(*s->comms), tfact_cmp);
+	if (s->nr_pids > 1)
+		qsort(s->pids, s->nr_pids, sizeof(*s->pids), tfact_cmp);
+	if (s->nr_comms > 1)
+		qsort(s->comms, s->nr_comms, sizeof(*s->comms), tfact_cmp);
 	return 0;
 }
 
@@ -928,7 +920,8 @@ int prec_session_finalize(struct prec_session *s)
 
 	if (s->finalized)
 		return -EBUSY;
-	qsort(s->sb, s->nr_sb, sizeof(*s->sb), sb_cmp);
+	if (s->nr_sb > 1)
+		qsort(s->sb, s->nr_sb, sizeof(*s->sb), sb_cmp);
 	err = build_thread_table(s);
 	if (err)
 		return err;

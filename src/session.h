@@ -184,16 +184,15 @@ const char *prec_session_symfs(const struct prec_session *s);
 /*
  * Sets the default sample_type for parsing sample_id_all trailers and samples
  * of events that did not name their own. The initial default is
- * PERF_SAMPLE_IDENTIFIER|TID|TIME|CPU. Returns 0, or -EINVAL for bits the
- * parser does not support in a trailer (only TID, TIME, ID, STREAM_ID, CPU,
- * IDENTIFIER are allowed).
+ * PERF_SAMPLE_IDENTIFIER|TID|TIME|CPU. Any bits are accepted: fields after
+ * PERIOD are never read. Returns 0 (-EINVAL only for all bits set).
  */
 int prec_session_set_sample_type(struct prec_session *s, uint64_t sample_type);
 
 /*
  * Adds a perf event and the kernel sample ids of its fds. Returns the new
- * event's index (>= 0) or a negative error: -EINVAL for a bad sample_type,
- * -EEXIST if an id is already taken, -ENOMEM.
+ * event's index (>= 0) or a negative error: -EEXIST if an id is already
+ * taken, -EINVAL (NULL @d), -ENOMEM.
  */
 int prec_session_add_event(struct prec_session *s, const struct prec_evdesc *d,
 			   const uint64_t *ids, size_t nr_ids);

@@ -200,7 +200,8 @@ static int builder_finish(struct builder *b, struct prec_symtab *st)
 {
 	size_t i, n = 0;
 
-	qsort(b->c, b->n, sizeof(*b->c), cand_cmp);
+	if (b->n > 1)
+		qsort(b->c, b->n, sizeof(*b->c), cand_cmp);
 	st->syms = calloc(b->n ? b->n : 1, sizeof(*st->syms));
 	if (!st->syms)
 		return -ENOMEM;
@@ -221,6 +222,11 @@ static int builder_finish(struct builder *b, struct prec_symtab *st)
 					break;
 			if (j < b->n && (!end || b->c[j].addr < end))
 				end = b->c[j].addr;
+			/* The last symbol of unknown size: to the next page, as perf does. */
+			if (!end)
+				end = b->c[i].addr > UINT64_MAX - 8192 ?
+					      UINT64_MAX :
+					      PREC_ALIGN_UP(b->c[i].addr, 4096) + 4096;
 			if (end > b->c[i].addr)
 				st->syms[n].size = end - b->c[i].addr;
 		}

@@ -309,6 +309,7 @@ struct sim {
 	size_t nind;
 	bool noretcomp;
 	unsigned psb_every;       /* PSB+ before every Nth instruction, 0: none */
+	unsigned pause_at;        /* pause and resume before this instruction */
 	uint64_t tsc_step;        /* with PSBs: TSC advances this much per insn */
 	size_t ci, ii;
 	struct xev ev[4096];
@@ -361,6 +362,17 @@ static bool sim_run(struct sim *s, struct enc *x, uint64_t start, uint64_t tsc0)
 			s->psb_off[s->npsb] = enc_off(x);
 			s->psb_ev[s->npsb++] = s->nev;
 			enc_psb(x, true, ip, s->tsc_step ? tsc0 + steps * s->tsc_step : 0);
+			s->rc_depth = 0;
+		}
+		if (s->pause_at && steps == s->pause_at) {
+			/* An asynchronous disable (FUP, TIP.PGD) and a re-enable there. */
+			enc_flush_tnt(x);
+			enc_ip(x, ppt_fup, ip, false);
+			enc_ip(x, ppt_tip_pgd, 0, true);
+			xpush(s, PREC_TEV_TRACE_END, ip, 0, 0, x->tsc);
+			enc_mode64(x);
+			enc_ip(x, ppt_tip_pge, ip, false);
+			xpush(s, PREC_TEV_TRACE_BEGIN, ip, 0, 0, x->tsc);
 			s->rc_depth = 0;
 		}
 		if (s->nexec < 65536)
@@ -1431,6 +1443,33 @@ static void images_per_process(void)
 		T_EQ_STR(prec_session_comm(s, 100, 2500000), "prog1");
 		T_EQ_STR(prec_session_comm(s, 100, 1000), "sh");
 	}
+	/* Both streams in one output, merged in time order. */
+	{
+		struct prec_output_opts o;
+		char *got, *line, *save = NULL;
+		double last = 0;
+		int rc, t100 = 0, t200 = 0;
+
+		prec_output_opts_init(&o);
+		got = run_output(s, &o, &rc);
+		T_EQ_INT(rc, 0);
+		for (line = strtok_r(got, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char comm[32];
+			int tid;
+			double t;
+
+			if (!T_OK(sscanf(line, "%31s %d %lf:", comm, &tid, &t) == 3))
+				break;
+			T_OK(t >= last);
+			last = t;
+			t100 += tid == 100;
+			t200 += tid == 200;
+			T_EQ_STR(comm, tid == 100 ? "prog1" : "loop");
+		}
+		T_EQ_INT(t100, 6);
+		T_EQ_INT(t200, 602); /* 400 work + 200 leaf + begin + end */
+		free(got);
+	}
 	prec_session_free(s);
 	enc_free(&xa);
 	enc_free(&xb);
@@ -1598,6 +1637,319 @@ static void output_epipe(void)
 	enc_free(&x);
 }
 
+
+/* An expected event for the hand-encoded cases. */
+struct want {
+	enum prec_tev_type type;
+	uint64_t a, b;
+	int kind;                 /* branch kind, or trace end reason */
+};
+
+static void check_events(const struct prec_tev *ev, size_t n, const struct want *w, size_t nw)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < n; i++) {
+		if (ev[i].type == PREC_TEV_BLOCK)
+			continue;
+		if (!t_check(j < nw, __FILE__, __LINE__, "extra event %zu type %d", i, ev[i].type))
+			return;
+		t_check(ev[i].type == w[j].type, __FILE__, __LINE__, "event %zu: type %d, want %d",
+			i, ev[i].type, w[j].type);
+		switch (w[j].type) {
+		case PREC_TEV_BRANCH:
+			t_check(ev[i].u.branch.from == w[j].a && ev[i].u.branch.to == w[j].b &&
+					(int)ev[i].u.branch.kind == w[j].kind,
+				__FILE__, __LINE__,
+				"event %zu: %#" PRIx64 "->%#" PRIx64 " %d, want %#" PRIx64
+				"->%#" PRIx64 " %d",
+				i, ev[i].u.branch.from, ev[i].u.branch.to, ev[i].u.branch.kind,
+				w[j].a, w[j].b, w[j].kind);
+			break;
+		case PREC_TEV_TRACE_END:
+			T_EQ_INT(ev[i].u.trace.reason, w[j].kind);
+			/* fallthrough */
+		case PREC_TEV_TRACE_BEGIN:
+		case PREC_TEV_OVERFLOW:
+			T_EQ_U64(ev[i].u.trace.ip, w[j].a);
+			break;
+		default:
+			break;
+		}
+		j++;
+	}
+	T_EQ_INT(j, nw);
+}
+
+static uint64_t insn_named(const struct prog *p, const char *mn, int nth)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->in[i].mn, mn) && nth-- == 0)
+			return p->in[i].addr;
+	t_check(false, __FILE__, __LINE__, "no %s", mn);
+	return 0;
+}
+
+/* An interrupt (FUP + TIP) before the syscall, a handler that returns. */
+static void decode_async_branch(void)
+{
+	static struct prec_tev ev[256];
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	uint64_t sc, mov, fc;
+	size_t n;
+
+	if (!build_prog(&p, "prog1", prog1_src))
+		return;
+	sc = insn_named(&p, "syscall", 0);
+	mov = sc - 5;
+	fc = sym(&p, "f_c");
+	enc_init(&x, 4096);
+	enc_psb(&x, false, 0, 0);
+	enc_mode64(&x);
+	enc_ip(&x, ppt_tip_pge, mov, false);
+	enc_ip(&x, ppt_fup, sc, false);
+	enc_ip(&x, ppt_tip, fc, false);
+	enc_ip(&x, ppt_tip, sc, false);
+	enc_ip(&x, ppt_tip_pgd, 0, true);
+	T_OK(!x.err);
+	s = make_session(&p, IMG_EMBED, &x, false, 3);
+	n = decode_all(s, 0, ev, 256, true);
+	{
+		const struct want w[] = {
+			{ PREC_TEV_TRACE_BEGIN, mov, 0, 0 },
+			{ PREC_TEV_BRANCH, sc, fc, PREC_BR_INTERRUPT },
+			{ PREC_TEV_BRANCH, fc, sc, PREC_BR_RETURN },
+			{ PREC_TEV_BRANCH, sc, 0, PREC_BR_SYSCALL },
+			{ PREC_TEV_TRACE_END, sc, 0, PREC_END_SYSCALL },
+		};
+		check_events(ev, n, w, T_N(w));
+	}
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* Asynchronous disable (a pause in user space), enable elsewhere, overflow. */
+static void decode_async_disable_overflow(void)
+{
+	static struct prec_tev ev[256];
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	uint64_t sc, mov, fc;
+	size_t n;
+
+	if (!build_prog(&p, "prog1", prog1_src))
+		return;
+	sc = insn_named(&p, "syscall", 0);
+	mov = sc - 5;
+	fc = sym(&p, "f_c");
+	enc_init(&x, 4096);
+	enc_psb(&x, false, 0, 0);
+	enc_mode64(&x);
+	enc_ip(&x, ppt_tip_pge, mov, false);
+	enc_ip(&x, ppt_fup, sc, false);
+	enc_ip(&x, ppt_tip_pgd, 0, true);
+	enc_mode64(&x);
+	enc_ip(&x, ppt_tip_pge, fc, false);
+	enc_simple(&x, ppt_ovf);
+	enc_ip(&x, ppt_fup, fc, false);
+	enc_ip(&x, ppt_tip, sc, false);
+	enc_ip(&x, ppt_tip_pgd, 0, true);
+	T_OK(!x.err);
+	s = make_session(&p, IMG_EMBED, &x, false, 3);
+	n = decode_all(s, 0, ev, 256, true);
+	{
+		const struct want w[] = {
+			{ PREC_TEV_TRACE_BEGIN, mov, 0, 0 },
+			{ PREC_TEV_TRACE_END, sc, 0, PREC_END_ASYNC },
+			{ PREC_TEV_TRACE_BEGIN, fc, 0, 0 },
+			{ PREC_TEV_OVERFLOW, fc, 0, 0 },
+			{ PREC_TEV_BRANCH, fc, sc, PREC_BR_RETURN },
+			{ PREC_TEV_BRANCH, sc, 0, PREC_BR_SYSCALL },
+			{ PREC_TEV_TRACE_END, sc, 0, PREC_END_SYSCALL },
+		};
+		check_events(ev, n, w, T_N(w));
+	}
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* A pause deep in the call stack: the depth is the same after the resume. */
+static void call_trace_pause_depth(void)
+{
+	static struct sim sm;
+	static uint64_t ind[2];
+	struct prec_output_opts o;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	char *got, *exp;
+	int rc;
+
+	if (!build_prog(&p, "prog1", prog1_src))
+		return;
+	memset(&sm, 0, sizeof(sm));
+	sm.p = &p;
+	sm.conds = "TNTTTN";
+	ind[0] = sym(&p, "f_c");
+	for (size_t i = 0; i < p.n; i++)
+		if (!strcmp(p.in[i].mn, "jmp") && p.in[i].op[0] == '*')
+			ind[1] = p.in[i].addr + (uint64_t)p.in[i].len;
+	sm.ind = ind;
+	sm.nind = 2;
+	/* _start: call f_a; f_a: call f_b; f_b: test, je -> pause at f_b's ret. */
+	sm.pause_at = 6;
+	enc_init(&x, 1 << 16);
+	enc_psb(&x, false, 0, 0);
+	T_OK(sim_run(&sm, &x, sym(&p, "_start"), 0));
+	s = make_session(&p, IMG_DISK, &x, false, 42);
+	prec_output_opts_init(&o);
+	o.fmt = PREC_FMT_CALL_RET_TRACE;
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	exp = expected_trace(&p, &sm, true, "prog", 42);
+	T_EQ_STR(got, exp);
+	/* by hand: the pause is two levels down and so is the resume */
+	T_CONTAINS(got, "tr end                (");
+	T_OK(strstr(got, ")\t        f_b") != NULL);
+	free(got);
+	free(exp);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* --symfs: the file is looked up under the root, and only there. */
+static void symfs_lookup(void)
+{
+	static struct prec_tev ev[4096];
+	static struct sim sm;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	char root[600], cmd[4000];
+	size_t n;
+
+	if (!prog1_flow(&p, &sm, &x, false, 0))
+		return;
+	snprintf(root, sizeof(root), "%s/root", t_tmpdir());
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s%s && cp %s %s%s && rm %s", root, t_tmpdir(),
+		 p.path, root, p.path, p.path);
+	T_EQ_INT(system(cmd), 0);
+	for (int with_root = 0; with_root < 2; with_root++) {
+		struct sbuf sb = { .n = 0 };
+		struct prec_evdesc d = { .name = "pt", .kind = PREC_EVK_TRACER };
+
+		s = prec_session_new();
+		set_machine(s, false);
+		prec_session_add_event(s, &d, &(uint64_t){ 1 }, 1);
+		if (with_root)
+			T_EQ_INT(prec_session_set_symfs(s, root), 0);
+		rec_comm(&sb, 4, 4, "prog", true, 0);
+		add_prog(s, &sb, &p, 4, 4, IMG_DISK, 0);
+		prec_session_add_sideband(s, sb.b, sb.n, -1);
+		prec_session_add_aux(s, -1, 4, 0, x.buf, enc_off(&x));
+		T_EQ_INT(prec_session_finalize(s), 0);
+		n = decode_all(s, 0, ev, 4096, false);
+		if (with_root) {
+			T_OK(same_flow(ev, n, &sm, 0));
+			T_EQ_INT(prec_session_nr_warnings(s), 0);
+		} else {
+			T_EQ_INT(count_type(ev, n, PREC_TEV_ERROR), 1);
+			T_EQ_INT(prec_session_nr_warnings(s), 1);
+			T_CONTAINS(prec_session_warning(s, 0), "not found");
+		}
+		prec_session_free(s);
+	}
+	enc_free(&x);
+}
+
+/* Only calls inside the time range are printed, and every one of them. */
+static void call_trace_time_range(void)
+{
+	static struct sim sm;
+	struct prec_output_opts o;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	uint64_t t0, t1;
+	char *got, *line, *save = NULL;
+	size_t want = 0, lines = 0;
+	int rc;
+
+	if (!loop_flow(&p, &sm, &x, 97, 5000000, 11))
+		return;
+	s = make_session(&p, IMG_DISK, &x, true, 5);
+	t0 = 1000000 + (5000000 + 1000 * 11) * 3 / 2;
+	t1 = 1000000 + (5000000 + 3000 * 11) * 3 / 2;
+	for (size_t i = 0; i < sm.nev; i++) {
+		uint64_t t = 1000000 + sm.ev[i].tsc * 3 / 2;
+
+		/* calls, and trace begin/end, are the lines of a call trace */
+		if (((sm.ev[i].type == PREC_TEV_BRANCH && sm.ev[i].kind == PREC_BR_CALL) ||
+		     sm.ev[i].type == PREC_TEV_TRACE_BEGIN || sm.ev[i].type == PREC_TEV_TRACE_END) &&
+		    t >= t0 && t <= t1)
+			want++;
+	}
+	T_OK(want > 100);
+	prec_output_opts_init(&o);
+	o.time_start = t0;
+	o.time_end = t1;
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	for (line = strtok_r(got, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long sec, ns;
+		char *c = strstr(line, ": (");
+
+		lines++;
+		if (!T_OK(c && c - 15 > line) || sscanf(c - 15, "%lu.%lu", &sec, &ns) != 2)
+			break;
+		T_OK(sec * 1000000000 + ns >= t0 && sec * 1000000000 + ns <= t1);
+	}
+	T_EQ_INT(lines, want);
+	free(got);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/* An endless loop of direct jumps needs no trace: the decoder must stop. */
+static void decode_endless_loop(void)
+{
+	static struct prec_tev ev[64];
+	static const char src[] = "	.text\n	.globl _start\n_start:\n1:	jmp 1b\n";
+	struct prec_decoder_opts o = { .no_blocks = true };
+	struct prec_decoder *d;
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	size_t n = 0, errs = 0;
+	int r;
+
+	if (!build_prog(&p, "spin", src))
+		return;
+	enc_init(&x, 4096);
+	enc_psb(&x, false, 0, 0);
+	enc_mode64(&x);
+	enc_ip(&x, ppt_tip_pge, sym(&p, "_start"), false);
+	s = make_session(&p, IMG_EMBED, &x, false, 3);
+	T_EQ_INT(prec_decoder_open(&prec_intel_pt_decoder, s, prec_session_stream(s, 0), &o, &d), 0);
+	/* Jumps are branch events: count them, but do not keep them. */
+	while ((r = prec_decoder_next(d, &ev[n])) > 0) {
+		if (ev[n].type == PREC_TEV_ERROR) {
+			errs++;
+			T_CONTAINS(ev[n].u.err.msg, "no progress");
+		}
+		if (ev[n].type != PREC_TEV_BRANCH && n < 63)
+			n++;
+	}
+	T_EQ_INT(r, 0);
+	T_EQ_INT(errs, 1);
+	prec_decoder_free(d);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
 static const struct t_case cases[] = {
 	T(decode_events),
 	T(decode_noretcomp),
@@ -1616,6 +1968,12 @@ static const struct t_case cases[] = {
 	T(per_cpu_switch),
 	T(trigger_names),
 	T(output_epipe),
+	T(decode_async_branch),
+	T(decode_async_disable_overflow),
+	T(call_trace_pause_depth),
+	T(symfs_lookup),
+	T(call_trace_time_range),
+	T(decode_endless_loop),
 };
 
 int main(int argc, char **argv)
