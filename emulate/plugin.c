@@ -1199,11 +1199,14 @@ static void on_probe(unsigned vcpu, void *ud)
 
 static void scan_initial_maps(int tid)
 {
-	char interp[4096];
+	char interp[4096], abs[4096];
 	const char *bin = qemu_plugin_path_to_binary();
 
 	if (!bin)
 		return;
+	/* The kernel names mappings by absolute path; QEMU keeps the path as given. */
+	if (realpath(bin, abs))
+		bin = abs;
 	map_loaded_elf(tid, bin);
 	read_interp(bin, interp, sizeof(interp));
 	if (interp[0])

@@ -19,6 +19,8 @@
 #define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
 #endif
 
+#define PREC_EMBED_WHOLE_MAX (64 << 20)
+
 struct mapping {
 	char *path;
 	uint64_t addr, len, pgoff;
@@ -255,7 +257,19 @@ int prec_mapset_embed(struct prec_mapset *s, struct prec_tfile_writer *w, bool r
 				img.build_id_size = (uint32_t)idn;
 			}
 			if (!refs_only) {
-				err = read_range(m->path, m->pgoff, m->len, &owned, &n);
+				/*
+				 * A whole ELF file up to this size, so its symbol tables
+				 * (and line tables) travel with the trace; larger files give
+				 * only the mapped range.
+				 */
+				struct stat st;
+
+				if (!stat(m->path, &st) && st.st_size <= PREC_EMBED_WHOLE_MAX) {
+					img.file_offset = 0;
+					err = read_range(m->path, 0, (uint64_t)st.st_size, &owned, &n);
+				} else {
+					err = read_range(m->path, m->pgoff, m->len, &owned, &n);
+				}
 				if (err) {
 					res->missing++;
 					problem(res, m->path, prec_strerror(err));

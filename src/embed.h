@@ -2,8 +2,10 @@
 /*
  * Code images for the trace file: the recorder notes every executable
  * mapping the sideband reports (PERF_RECORD_MMAP2 with PROT_EXEC, or MMAP),
- * and at the end embeds each distinct executable segment once (deduplicated
- * by build id, else by path), so the file decodes on another machine. With
+ * and at the end embeds each distinct file once (deduplicated by build id,
+ * else by path): the whole ELF file up to 64 MiB, so its symbols travel
+ * too, else the executable range that was mapped. The file then decodes on
+ * another machine. With
  * references only (--no-embed) the IMAGE chunks carry the path, build id and
  * size without bytes.
  */

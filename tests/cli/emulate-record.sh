@@ -22,6 +22,15 @@ t_run "decode calls" 0 "$PTDUMP" --call-trace c.data
 full=$out
 t_match "call trace: main of the program" ' main$' "$(sed 's/ *$//' <<<"$full")"
 
+# Self-contained: the program is gone when the file is decoded, yet its
+# code and symbols come from the file (run through a relative path, too).
+mkdir gone && cp "$progs/calls" gone/calls
+t_run "record a copy" 0 "$PTREC" record --emulate -q -o g.data -- gone/calls
+rm -r gone
+t_run "decode without the program on disk" 0 "$PTDUMP" --call-trace g.data
+t_match "symbols come from the embedded file" '^ +calls +[0-9]+ .*\(/.*/gone/calls +\)\s+ +tail_b' "$out"
+t_nomatch "no missing code" 'no code image' "$err"
+
 t_run "workload exit status passes through" 3 "$PTREC" record --emulate -q -o f.data -- "$progs/forkexec"
 
 t_run "--no-embed" 0 "$PTREC" record --emulate -q --no-embed -o n.data -- "$progs/calls"
