@@ -23,11 +23,13 @@ struct thr {
 	bool active;              /* --symbol: under the function */
 	bool by_ip;               /* activated by a trace begin inside it */
 	uint32_t adepth;
+	bool in_syscall;          /* the last trace end was a syscall */
+	uint64_t end_time;        /* time of the last trace end */
 };
 
 struct sstats {
 	uint64_t insns, blocks, branches, calls, rets, begins, ends, errors, gaps, lost,
-		overflows, switches, syscalls, interrupts;
+		overflows, switches, syscalls, interrupts, pauses;
 };
 
 struct trig {
@@ -307,11 +309,16 @@ static bool visible(const struct prec_fmt_ctx *f, const struct thr *t,
 	return !f->o.symbol || (t && t->active);
 }
 
-/* The trigger sample that names a trace begin/end at @time on @tid, or -1. */
+/*
+ * The trigger sample that names a trace begin/end at @time on @tid, or -1.
+ * Only samples at or after @after count (the begin that ends a syscall is
+ * a resume only if a resume fired since the syscall started).
+ */
 static int find_trigger(const struct prec_fmt_ctx *f, const struct prec_tev *ev,
-			enum prec_evkind kind)
+			enum prec_evkind kind, uint64_t after, uint64_t window)
 {
-	uint64_t w = f->o.trigger_window ? f->o.trigger_window : 100000, best = UINT64_MAX;
+	uint64_t w = window ? window : f->o.trigger_window ? f->o.trigger_window : 100000;
+	uint64_t best = UINT64_MAX;
 	size_t lo = 0, hi = f->ntrigs, i;
 	int found = -1;
 
@@ -329,7 +336,7 @@ static int find_trigger(const struct prec_fmt_ctx *f, const struct prec_tev *ev,
 		const struct trig *t = &f->trigs[i];
 		uint64_t d = t->time > ev->time ? t->time - ev->time : ev->time - t->time;
 
-		if (t->kind != kind)
+		if (t->kind != kind || t->time < after)
 			continue;
 		if (ev->tid >= 0 ? t->tid != ev->tid : t->cpu != ev->cpu)
 			continue;
@@ -575,7 +582,26 @@ static void on_trace(struct prec_fmt_ctx *f, struct thr *t, struct sstats *ss,
 		ss->begins++;
 	else
 		ss->ends++;
-	trig = find_trigger(f, ev, begin ? PREC_EVK_RESUME : PREC_EVK_PAUSE);
+	/*
+	 * User-only tracing stops at every syscall and starts again after it:
+	 * those are not pauses, unless a resume trigger fired in between.
+	 */
+	if (!begin && ev->u.trace.reason == PREC_END_SYSCALL) {
+		/* A pause that fires in the syscall itself (sys_enter) follows at once. */
+		trig = find_trigger(f, ev, PREC_EVK_PAUSE, ev->time, 2000);
+		if (trig >= 0)
+			ss->pauses++;
+	} else if (begin && t->in_syscall) {
+		trig = find_trigger(f, ev, PREC_EVK_RESUME, t->end_time, 0);
+	} else {
+		trig = find_trigger(f, ev, begin ? PREC_EVK_RESUME : PREC_EVK_PAUSE, 0, 0);
+		if (!begin)
+			ss->pauses++;
+	}
+	if (!begin) {
+		t->in_syscall = ev->u.trace.reason == PREC_END_SYSCALL;
+		t->end_time = ev->time;
+	}
 	if (call_fmt(f)) {
 		print_call_line(f, ev, begin ? "tr strt" : "tr end", t->n, &loc, &loc,
 				ev->u.trace.ip, trig);
@@ -716,6 +742,7 @@ static void print_stats(struct prec_fmt_ctx *f)
 		tot.rets += x->rets;
 		tot.begins += x->begins;
 		tot.ends += x->ends;
+		tot.pauses += x->pauses;
 		tot.errors += x->errors;
 		tot.gaps += x->gaps;
 		tot.lost += x->lost;
@@ -730,7 +757,7 @@ static void print_stats(struct prec_fmt_ctx *f)
 	out(f, "syscalls: %" PRIu64 "\n", tot.syscalls);
 	out(f, "trace begins: %" PRIu64 "\n", tot.begins);
 	out(f, "trace ends: %" PRIu64 "\n", tot.ends);
-	out(f, "paused periods: %" PRIu64 "\n", PREC_MIN(tot.ends, tot.begins));
+	out(f, "paused periods: %" PRIu64 "\n", tot.pauses);
 	out(f, "errors: %" PRIu64 "\n", tot.errors);
 	out(f, "gaps: %" PRIu64 " (%" PRIu64 " bytes lost)\n", tot.gaps, tot.lost);
 	out(f, "overflows: %" PRIu64 "\n", tot.overflows);

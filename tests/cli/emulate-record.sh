@@ -54,6 +54,20 @@ t_match "SIGINT: the file is complete" 'complete \(' "$("$PTDUMP" --info i.data)
 t_run "SIGINT: decodes" 0 "$PTDUMP" --stats i.data
 t_match "SIGINT: instructions were traced" 'instructions: [1-9]' "$out"
 
+# A function window in a real program (the demo's): syscalls inside the
+# window are not pauses, and only the window's own begin and end are named.
+UNAME=$(command -v uname)
+LIBC=$(ldd "$UNAME" | awk '/libc\.so/ { print $3; exit }')
+t_run "setlocale window" 0 "$PTREC" record --emulate -q -o sl.data -e pt/aux-action=start-paused/u \
+	-e "uprobe:$LIBC:setlocale/aux-action=resume,name=in/" -e "uretprobe:$LIBC:setlocale/aux-action=pause,name=out/" -- "$UNAME"
+ct=$("$PTDUMP" --call-trace sl.data)
+t_eq "window: one resume named" 1 "$(grep -c '(resumed by in)' <<<"$ct")"
+t_eq "window: one pause named" 1 "$(grep -c '(paused by out)' <<<"$ct")"
+t_match "window: starts in setlocale" '^ .*\)\s+setlocale  \(resumed by in\)' "$(grep -v -- '-- resume trigger' <<<"$ct" | head -n1)"
+st=$("$PTDUMP" --stats sl.data)
+t_match "window: one paused period" '^paused periods: 1$' "$st"
+t_match "window: syscalls inside it are counted as syscalls" '^syscalls: [1-9]' "$st"
+
 # Errors.
 t_run "k modifier refused" 2 "$PTREC" record --emulate -e intel_pt//k -o x.data -- "$progs/calls"
 t_match "k modifier: says why and what to do" 'user space only' "$err"
