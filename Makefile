@@ -159,18 +159,21 @@ deps:
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/ptrec $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(B)/ptrec $(B)/ptdump $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(PLUGIN) $(ETM_PLUGIN) $(DESTDIR)$(LIBDIR)/ptrec/
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 man/*.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 0644 completions/ptrec.bash $(DESTDIR)$(BASHCOMPDIR)/ptrec
 	install -m 0644 completions/ptdump.bash $(DESTDIR)$(BASHCOMPDIR)/ptdump
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ptrec $(DESTDIR)$(BINDIR)/ptdump
 	rm -rf $(DESTDIR)$(LIBDIR)/ptrec
-	rm -f $(DESTDIR)$(MANDIR)/man1/ptrec.1 $(DESTDIR)$(MANDIR)/man1/ptdump.1 $(DESTDIR)$(MANDIR)/man5/ptrec-file.5
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man1/%,$(wildcard man/*.1))
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man5/%,$(wildcard man/*.5))
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man7/%,$(wildcard man/*.7))
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/ptrec $(DESTDIR)$(BASHCOMPDIR)/ptdump
 
 clean:

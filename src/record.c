@@ -186,8 +186,10 @@ static int online_cpus(int **cpus, size_t *n)
 
 /* ---- messages for the kernel's refusals ---- */
 
-static int open_error(struct rec *r, const struct prec_event *ev, int err)
+int prec_explain_open_error(int err, const struct prec_event *ev, struct prec_diag *d)
 {
+	struct rec rr = { .d = d }, *r = &rr;
+
 	const char *name = ev ? ev->name : "the sideband tracking event";
 	int level = 2;
 	char hint[512];
@@ -246,6 +248,11 @@ static int open_error(struct rec *r, const struct prec_event *ev, int err)
 	default:
 		return rec_error(r, err, NULL, "cannot open %s: %s", name, strerror(-err));
 	}
+}
+
+static int open_error(struct rec *r, const struct prec_event *ev, int err)
+{
+	return prec_explain_open_error(err, ev, r->d);
 }
 
 /* ---- opening ---- */

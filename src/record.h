@@ -78,6 +78,13 @@ struct prec_record_result {
 int prec_record(const struct prec_record_opts *o, struct prec_record_result *res,
 		struct prec_diag *d);
 
+struct prec_event;
+/*
+ * Turns the kernel's refusal @err (negative errno) to open @ev (NULL: the
+ * tracking event) into a cause and a fix in @d. Returns @err.
+ */
+int prec_explain_open_error(int err, const struct prec_event *ev, struct prec_diag *d);
+
 /* Parses a CPU list ("0,2-3"). *@cpus is malloc'd. Returns 0 or -EINVAL. */
 int prec_parse_cpu_list(const char *s, int **cpus, size_t *n);
 

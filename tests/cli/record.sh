@@ -43,6 +43,14 @@ t_match "fork+exec: the child's exec comm" '^[0-9]+$' "$child"
 t_eq "fork+exec: the child's sample" 1 "$(grep -c "^SAMPLE $child $child syscalls:sys_enter_newuname" <<<"$s")"
 t_match "fork+exec: FORK of the child" "^FORK $child $child from $main/$main" "$s"
 
+# 2b. --per-thread: one ring for the workload's thread, no inheritance.
+t_run "per-thread workload" 7 "$PTREC" record -q --per-thread -e "$EV" -o pt.data -- ./unames
+main=$(grep -E "^[0-9]+$" <<<"$out")
+s=$(sb pt.data)
+t_eq "per-thread: only the main thread's samples" "SAMPLE $main $main" \
+	"$(awk '$1 == "SAMPLE" { print $1, $2, $3 }' <<<"$s" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+t_match "per-thread: per-thread streams in the file" 'streams: +per thread' "$("$PTDUMP" --info pt.data)"
+
 # 3. Attach to a running process (-p): ends when it exits.
 ./unames -w 1 >p.out &
 bg=$!
