@@ -82,6 +82,9 @@ struct prec_session {
 	size_t nr_warnings;
 
 	struct prec_images *imgs;
+
+	void *trace_meta;          /* decoder metadata (CoreSight), owned */
+	void (*trace_meta_free)(void *);
 };
 
 struct prec_session *prec_session_new(void)
@@ -100,6 +103,8 @@ void prec_session_free(struct prec_session *s)
 
 	if (!s)
 		return;
+	if (s->trace_meta_free)
+		s->trace_meta_free(s->trace_meta);
 	prec_images_free(s->imgs);
 	for (i = 0; i < s->nr_events; i++)
 		free(s->events[i].name);
@@ -1070,4 +1075,17 @@ void prec_session_warn(struct prec_session *s, const char *fmt, ...)
 	n[s->nr_warnings] = strdup(buf);
 	if (n[s->nr_warnings])
 		s->nr_warnings++;
+}
+
+void prec_session_set_trace_meta(struct prec_session *s, void *meta, void (*free_fn)(void *))
+{
+	if (s->trace_meta_free)
+		s->trace_meta_free(s->trace_meta);
+	s->trace_meta = meta;
+	s->trace_meta_free = free_fn;
+}
+
+void *prec_session_trace_meta(const struct prec_session *s)
+{
+	return s->trace_meta;
 }

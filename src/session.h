@@ -276,6 +276,14 @@ int prec_session_pid_of(const struct prec_session *s, int tid, uint64_t t);
 const char *prec_session_comm(const struct prec_session *s, int tid, uint64_t t);
 
 /*
+ * Decoder-specific metadata of the trace format (the CoreSight trace units'
+ * configuration): the session owns @meta and frees it with @free_fn (which
+ * may be NULL) when it is replaced or the session is freed.
+ */
+void prec_session_set_trace_meta(struct prec_session *s, void *meta, void (*free_fn)(void *));
+void *prec_session_trace_meta(const struct prec_session *s);
+
+/*
  * Warnings collected while building the model (build-id mismatches, missing
  * files, ...), one line each. They are meant for the user; the library never
  * prints them.
