@@ -16,4 +16,8 @@ int ptdump_sideband(struct prec_session *s, const struct prec_output_opts *o, FI
 /* --stats, file part: bytes per stream, compression, AUX flags, lost records. */
 int ptdump_file_stats(struct prec_tfile_reader *r, FILE *out);
 
+struct prec_snapshot_report;
+/* --info for a CoreSight snapshot directory. */
+void ptdump_snapshot_info(const struct prec_snapshot_report *rep, const char *dir, FILE *out);
+
 #endif

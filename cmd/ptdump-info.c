@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "evspec.h"
+#include "snapshot.h"
 #include "ptdump-cmds.h"
 #include "util.h"
 
@@ -288,4 +289,20 @@ int ptdump_sideband(struct prec_session *s, const struct prec_output_opts *o, FI
 			return errno == EPIPE ? -EPIPE : -EIO;
 	}
 	return 0;
+}
+
+void ptdump_snapshot_info(const struct prec_snapshot_report *rep, const char *dir, FILE *out)
+{
+	char a[32], b[32];
+	unsigned k;
+
+	human(a, sizeof(a), rep->trace_bytes);
+	human(b, sizeof(b), rep->dump_bytes);
+	fprintf(out, "snapshot:    %s%s%s\n", dir, rep->description[0] ? ": " : "", rep->description);
+	fprintf(out, "devices:     %u device files, %u trace sources decoded\n", rep->nr_devices,
+		rep->nr_sources);
+	fprintf(out, "buffers:     %u, %s of trace\n", rep->nr_buffers, a);
+	fprintf(out, "memory:      %u dump regions, %s\n", rep->nr_dumps, b);
+	for (k = 0; k < rep->nnotes && k < PREC_SNAPSHOT_MAX_NOTES; k++)
+		fprintf(out, "note:        %s\n", rep->notes[k]);
 }

@@ -9,8 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "cli.h"
+#include "coresight.h"
 #include "load.h"
+#include "snapshot.h"
 #include "output.h"
 #include "ptdump-cmds.h"
 #include "util.h"
@@ -29,7 +33,11 @@ static void usage(FILE *f)
 "      --events            raw decoder events (debugging)\n"
 "      --stats             file and decode statistics per stream\n"
 "      --info              header, machine, events, sizes\n"
-"      --sideband          every sideband record and trigger sample, in time order\n\n"
+"      --sideband          every sideband record and trigger sample, in time order\n"
+"      --ranges            executed instruction ranges (CoreSight traces), in the\n"
+"                          layout of OpenCSD's trc_pkt_lister\n\n"
+"inputs (recognised by content): a ptrec trace file, or a CoreSight snapshot\n"
+"directory (snapshot.ini; or name it with --snapshot DIR)\n\n"
 "filters:\n"
 "      --pid PID, --tid TID, --cpu CPU\n"
 "      --time START,END    perf time in seconds (either side may be empty)\n"
@@ -38,6 +46,7 @@ static void usage(FILE *f)
 "      --srcline           add file:line (DWARF) to the instruction trace\n"
 "      --symfs DIR         look up binaries under DIR\n"
 "  -i, --input FILE        the trace file (same as the FILE argument)\n"
+"      --snapshot DIR      decode a CoreSight snapshot directory\n"
 "  -q, --quiet             no warnings about damage or missing code\n"
 "  -h, --help              this text\n\n"
 "Exit status: 0 success (even when parts of the trace could not be decoded:\n"
@@ -85,7 +94,8 @@ int main(int argc, char **argv)
 {
 	enum {
 		O_CALL = 256, O_CALLRET, O_INSN, O_BRANCHES, O_EVENTS, O_STATS, O_INFO,
-		O_SIDEBAND, O_PID, O_TID, O_CPU, O_TIME, O_SYMBOL, O_SRCLINE, O_SYMFS,
+		O_SIDEBAND, O_RANGES, O_PID, O_TID, O_CPU, O_TIME, O_SYMBOL, O_SRCLINE, O_SYMFS,
+		O_SNAPSHOT,
 	};
 	static const struct option opts[] = {
 		{ "call-trace", no_argument, NULL, O_CALL },
@@ -96,6 +106,7 @@ int main(int argc, char **argv)
 		{ "stats", no_argument, NULL, O_STATS },
 		{ "info", no_argument, NULL, O_INFO },
 		{ "sideband", no_argument, NULL, O_SIDEBAND },
+		{ "ranges", no_argument, NULL, O_RANGES },
 		{ "pid", required_argument, NULL, O_PID },
 		{ "tid", required_argument, NULL, O_TID },
 		{ "cpu", required_argument, NULL, O_CPU },
@@ -103,6 +114,7 @@ int main(int argc, char **argv)
 		{ "symbol", required_argument, NULL, O_SYMBOL },
 		{ "srcline", no_argument, NULL, O_SRCLINE },
 		{ "symfs", required_argument, NULL, O_SYMFS },
+		{ "snapshot", required_argument, NULL, O_SNAPSHOT },
 		{ "input", required_argument, NULL, 'i' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -116,7 +128,8 @@ int main(int argc, char **argv)
 	struct prec_diag d = { 0 };
 	const char *input = NULL, *symfs = NULL, *view = NULL;
 	int mode = O_CALL, c, err, ret = EXIT_FAIL;
-	bool quiet = false;
+	bool quiet = false, snapshot = false;
+	struct stat st;
 
 	cli_prog = "ptdump";
 	signal(SIGPIPE, SIG_IGN);
@@ -126,17 +139,17 @@ int main(int argc, char **argv)
 
 		switch (c) {
 		case O_CALL: case O_CALLRET: case O_INSN: case O_BRANCHES: case O_EVENTS:
-		case O_STATS: case O_INFO: case O_SIDEBAND:
+		case O_STATS: case O_INFO: case O_SIDEBAND: case O_RANGES:
 			if (view && mode != c)
-				return cli_usage_error(NULL, "choose one view: %s and --%s both given",
-						       view, opts[c - O_CALL].name);
+				return cli_usage_error(NULL, "choose one view: %s and %s both given",
+						       view, argv[optind - 1]);
 			mode = c;
 			view = argv[optind - 1];
 			break;
 		case O_PID: case O_TID: case O_CPU:
 			if (prec_parse_u64(optarg, 10, &v) || v > INT32_MAX)
-				return cli_usage_error(NULL, "--%s takes a number; got '%s'",
-						       opts[c - O_CALL].name, optarg);
+				return cli_usage_error(NULL, "%s takes a number; got '%s'",
+						       argv[optind - 2], optarg);
 			if (c == O_PID)
 				oo.pid = (int)v;
 			else if (c == O_TID)
@@ -163,6 +176,12 @@ int main(int argc, char **argv)
 		case O_SYMFS:
 			symfs = optarg;
 			break;
+		case O_SNAPSHOT:
+			if (input)
+				return cli_usage_error(NULL, "one input at a time");
+			input = optarg;
+			snapshot = true;
+			break;
 		case 'i':
 			input = optarg;
 			break;
@@ -187,35 +206,69 @@ int main(int argc, char **argv)
 	if (!input)
 		input = "ptrec.data";
 
-	err = prec_load_open(input, &rep, &r, &d);
-	if (err) {
-		if (err == -ENOENT && !d.msg[0])
-			cli_err("%s: no such file (record one with 'ptrec record')", input);
-		else
-			cli_err("%s: %s", input, d.msg[0] ? d.msg : prec_strerror(err));
-		return EXIT_FAIL;
-	}
-	if (mode == O_INFO) {
-		ret = ptdump_info(r, input, stdout) ? EXIT_FAIL : EXIT_OK;
-		goto out;
+	memset(&rep, 0, sizeof(rep));
+	if (!snapshot && stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (!prec_snapshot_probe(input)) {
+			cli_err("%s is a directory without snapshot.ini: not a CoreSight snapshot", input);
+			return EXIT_FAIL;
+		}
+		snapshot = true;
 	}
 	s = prec_session_new();
 	if (!s)
 		goto oom;
 	if (symfs && prec_session_set_symfs(s, symfs))
 		goto oom;
-	err = prec_load_session(s, r, &rep);
-	if (err) {
-		cli_err("%s: cannot load the trace: %s", input, prec_strerror(err));
-		goto out;
+	if (snapshot) {
+		struct prec_snapshot_report srep;
+
+		err = prec_snapshot_load(s, input, &srep, &d);
+		if (err) {
+			cli_err("%s: %s", input, d.msg[0] ? d.msg : prec_strerror(err));
+			goto out;
+		}
+		if (mode == O_INFO) {
+			ptdump_snapshot_info(&srep, input, stdout);
+			ret = EXIT_OK;
+			goto out;
+		}
+		if (!quiet)
+			for (unsigned k = 0; k < srep.nnotes && k < PREC_SNAPSHOT_MAX_NOTES; k++)
+				cli_note("%s", srep.notes[k]);
+	} else {
+		err = prec_load_open(input, &rep, &r, &d);
+		if (err) {
+			if (err == -ENOENT && !d.msg[0])
+				cli_err("%s: no such file (record one with 'ptrec record')", input);
+			else
+				cli_err("%s: %s", input, d.msg[0] ? d.msg : prec_strerror(err));
+			goto out;
+		}
+		if (mode == O_INFO) {
+			ret = ptdump_info(r, input, stdout) ? EXIT_FAIL : EXIT_OK;
+			goto out;
+		}
+		err = prec_load_session(s, r, &rep);
+		if (err) {
+			cli_err("%s: cannot load the trace: %s", input, prec_strerror(err));
+			goto out;
+		}
 	}
 	print_warnings(s, &rep, quiet);
 	switch (mode) {
+	case O_RANGES:
+		if (!prec_cs_session_meta(s)) {
+			cli_err("--ranges lists CoreSight instruction ranges; %s holds no CoreSight trace "
+				"(use --branches or --insn-trace)", input);
+			goto out;
+		}
+		err = prec_cs_print_ranges(s, &oo, stdout);
+		break;
 	case O_SIDEBAND:
 		err = ptdump_sideband(s, &oo, stdout);
 		break;
 	case O_STATS:
-		err = ptdump_file_stats(r, stdout);
+		err = r ? ptdump_file_stats(r, stdout) : 0;
 		if (!err) {
 			oo.fmt = PREC_FMT_STATS;
 			err = prec_output_run(s, &oo, stdout);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "image.h"
+#include "coresight.h"
 #include "output.h"
 #include "util.h"
 
@@ -831,8 +832,11 @@ int prec_fmt_new(struct prec_session *s, const struct prec_output_opts *o, FILE 
 	f->show_cpu = o->show_cpu < 0 ? prec_session_machine(s)->per_cpu : o->show_cpu;
 	f->time_filter = o->time_start || o->time_end;
 	if (o->fmt == PREC_FMT_INSN_TRACE) {
-		f->cs_ok = cs_open(CS_ARCH_X86, CS_MODE_64, &f->cs) == CS_ERR_OK;
-		if (f->cs_ok)
+		bool arm = !strcmp(prec_session_machine(s)->vendor, "ARM");
+
+		f->cs_ok = cs_open(arm ? CS_ARCH_ARM64 : CS_ARCH_X86, arm ? CS_MODE_ARM : CS_MODE_64,
+				   &f->cs) == CS_ERR_OK;
+		if (f->cs_ok && !arm)
 			cs_option(f->cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
 	}
 	*ctx = f;
@@ -893,7 +897,7 @@ static bool stream_wanted(struct prec_session *s, const struct prec_output_opts 
 
 int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FILE *outf)
 {
-	const struct prec_decoder_ops *ops = o->decoder ? o->decoder : &prec_intel_pt_decoder;
+	const struct prec_decoder_ops *ops = o->decoder ? o->decoder : prec_decoder_for_session(s);
 	struct prec_decoder_opts dopts = { 0 };
 	struct prec_fmt_ctx *f = NULL;
 	struct head *h = NULL;
