@@ -227,7 +227,7 @@ int cmd_record(int argc, char **argv)
 	pid_t *pids = NULL, *tids = NULL;
 	int *cpus = NULL;
 	bool dry = false, quiet = false;
-	char plugin[PATH_MAX];
+	char plugin[PATH_MAX], plugin_etm[PATH_MAX];
 	int c, err, ret = EXIT_FAIL;
 
 	optind = 1;
@@ -408,8 +408,18 @@ int cmd_record(int argc, char **argv)
 		ret = EXIT_OK;
 		goto out;
 	}
-	if (o.emulate)
+	if (o.emulate) {
+		char *slash;
+
 		o.plugin = find_plugin(plugin, sizeof(plugin));
+		/* The CoreSight tracer's plugin sits next to the Intel PT one. */
+		snprintf(plugin_etm, sizeof(plugin_etm), "%s", o.plugin);
+		slash = strrchr(plugin_etm, '/');
+		snprintf(slash ? slash + 1 : plugin_etm,
+			 sizeof(plugin_etm) - (size_t)(slash ? slash + 1 - plugin_etm : 0),
+			 "ptrec-emu-etm.so");
+		o.plugin_etm = getenv("PTREC_PLUGIN_ETM") ? getenv("PTREC_PLUGIN_ETM") : plugin_etm;
+	}
 
 	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK)) {
 		cli_err("pipe: %s", strerror(errno));

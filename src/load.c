@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coresight.h"
 #include "load.h"
+#include "ring.h"
 #include "perf_abi.h"
 
 static void on_damage(void *ctx, const struct prec_tfile_damage *dmg)
@@ -41,6 +43,9 @@ void prec_load_machine(const struct prec_tfile_machine *fm, const struct prec_tf
 
 	memset(m, 0, sizeof(*m));
 	snprintf(m->vendor, sizeof(m->vendor), "%.15s", fm->vendor);
+	/* The decoders know Arm traces by the vendor "ARM". */
+	if (!strcmp(fm->arch, "aarch64"))
+		snprintf(m->vendor, sizeof(m->vendor), "ARM");
 	m->family = (uint16_t)fm->family;
 	m->model = (uint8_t)fm->model;
 	m->stepping = (uint8_t)fm->stepping;
@@ -74,6 +79,48 @@ static enum prec_evkind kind_of(const struct prec_tfile_event *e)
 	if (e->attr.aux_action & PREC_AUX_RESUME)
 		return PREC_EVK_RESUME;
 	return PREC_EVK_OTHER;
+}
+
+/*
+ * Sideband records the session does not model: TEXT_POKE (code written at
+ * run time: kernel patching, or the software tracers' signal trampolines)
+ * becomes text at its address in every address space; AUX_OUTPUT_HW_ID
+ * gives a CoreSight trace unit its trace ID.
+ */
+static int special_records(struct prec_session *s, const void *buf, size_t len,
+			   struct prec_cs_meta *cs, int ring_cpu)
+{
+	const struct perf_event_header *h;
+	size_t pos = 0;
+	int err;
+
+	while ((err = prec_perf_next_record(buf, len, &pos, &h)) > 0) {
+		const uint8_t *p = (const uint8_t *)h;
+
+		if (h->type == PERF_RECORD_TEXT_POKE && h->size >= 8 + 8 + 4) {
+			uint64_t addr;
+			uint16_t old_len, new_len;
+
+			memcpy(&addr, p + 8, 8);
+			memcpy(&old_len, p + 16, 2);
+			memcpy(&new_len, p + 18, 2);
+			if (new_len && 20u + old_len + new_len <= h->size) {
+				err = prec_session_add_kernel_text(s, addr, p + 20 + old_len, new_len);
+				if (err)
+					return err;
+			}
+		} else if (h->type == PERF_RECORD_AUX_OUTPUT_HW_ID && cs && h->size >= 16) {
+			uint64_t hw_id;
+			struct prec_sample_id sid;
+			int cpu = ring_cpu;
+
+			memcpy(&hw_id, p + 8, 8);
+			if (prec_perf_sample_id(h, &sid) == 0)
+				cpu = (int)sid.cpu;
+			prec_cs_meta_apply_hw_id(cs, cpu, hw_id);
+		}
+	}
+	return 0;
 }
 
 /* An image split over several IMAGE chunks, gathered until complete. */
@@ -160,6 +207,7 @@ int prec_load_session(struct prec_session *s, struct prec_tfile_reader *r,
 	struct prec_tfile_chunk c;
 	struct prec_machine m;
 	struct pending *pend = NULL;
+	struct prec_cs_meta *cs = NULL;
 	size_t npend = 0, i;
 	int err;
 
@@ -172,6 +220,16 @@ int prec_load_session(struct prec_session *s, struct prec_tfile_reader *r,
 		goto out;
 	prec_load_machine(fm, evs, &m);
 	prec_session_set_machine(s, &m);
+	if (fm->n_etm) {
+		struct prec_diag d;
+
+		err = prec_cs_meta_from_etm_blocks(fm->etm, fm->n_etm, &cs, &d);
+		if (err)
+			goto out;
+		/* Per-thread streams are what TRBE-like sinks write: unformatted. */
+		if (!(fm->flags & PREC_TFILE_M_PER_CPU))
+			prec_cs_meta_set_format(cs, -1, PREC_CS_FMT_RAW);
+	}
 	for (i = 0; i < evs->n; i++) {
 		const struct prec_tfile_event *e = &evs->ev[i];
 		struct prec_evdesc d = {
@@ -193,6 +251,8 @@ int prec_load_session(struct prec_session *s, struct prec_tfile_reader *r,
 				rep->bad_sideband++;
 				err = 0;
 			}
+			if (err >= 0)
+				err = special_records(s, c.data, c.len, cs, c.cpu);
 			break;
 		case PREC_TFILE_AUX:
 			err = prec_session_add_aux(s, c.cpu, c.tid, c.arg, c.data, c.len);
@@ -218,6 +278,12 @@ int prec_load_session(struct prec_session *s, struct prec_tfile_reader *r,
 	err = prec_tfile_status(r, &rep->status);
 	if (err)
 		goto out;
+	if (cs) {
+		err = prec_cs_session_attach(s, cs);
+		cs = NULL;
+		if (err)
+			goto out;
+	}
 	err = prec_session_finalize(s);
 out:
 	for (i = 0; i < npend; i++) {
@@ -227,5 +293,6 @@ out:
 	free(pend);
 	free(fm);
 	free(evs);
+	prec_cs_meta_free(cs);
 	return err;
 }

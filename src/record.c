@@ -18,6 +18,7 @@
 
 #include "attr.h"
 #include "emulate.h"
+#include "etm_emulate.h"
 #include "etmregs.h"
 #include "evspec.h"
 #include "kcore.h"
@@ -73,6 +74,7 @@ struct rec {
 	uint64_t track_id;
 	uint64_t data_bytes, aux_bytes;
 	int err;      /* first error from a callback */
+	bool etm;     /* the CoreSight software tracer runs */
 	struct prec_tfile_etm *etm_blocks; /* cs_etm metadata for MACHINE */
 	uint64_t *etm_regs;
 };
@@ -906,7 +908,7 @@ static int write_events(struct rec *r)
 		if (e) {
 			t->name = e->name;
 			t->spec = e->spec;
-			t->pmu = e->pmu;
+			t->pmu = e->aux && r->etm ? "cs_etm" : e->pmu;
 			prepare_attr(r, &t->attr, e, e->leader == e->idx);
 			t->attr.config1 = e->attr.config1;
 			if (e->kind == PREC_EV_UPROBE || e->kind == PREC_EV_URETPROBE)
@@ -1365,6 +1367,100 @@ unsupported:
 	return 0;
 }
 
+/* ---- the CoreSight software tracer (aarch64 programs) ---- */
+
+static int etm_stream(void *ctx, uint32_t pid, uint32_t tid, unsigned index, uint8_t csid)
+{
+	struct emu_ctx *c = ctx;
+
+	(void)pid;
+	(void)tid;
+	(void)index;
+	(void)csid;
+	c->r->res->nstreams++;
+	return 0;
+}
+
+static int record_emulated_etm(struct rec *r)
+{
+	const struct prec_record_opts *o = r->o;
+	struct prec_emu_config xcfg;
+	struct prec_etm_config cfg;
+	struct prec_etm_regs regs;
+	struct prec_emu_trigger *trig = NULL;
+	struct prec_tfile_info info;
+	struct prec_tfile_machine m;
+	struct prec_tfile_etm blk;
+	uint64_t words[PREC_ETM_BLOCK_WORDS];
+	struct emu_ctx ec = { r, NULL, 0 };
+	struct prec_etm_ops ops = { .ctx = &ec, .stream = etm_stream, .aux = emu_aux,
+				    .sideband = emu_sideband };
+	struct utsname u;
+	char host[256];
+	int err, wstatus = 0;
+	uint64_t t0;
+
+	r->etm = true;
+	/* The tracer's terms and the triggers, as for Intel PT. */
+	err = emu_config(r, &xcfg, &trig);
+	if (err)
+		return err;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.plugin = o->plugin_etm;
+	cfg.qemu = o->qemu;
+	cfg.timestamp = xcfg.tsc;
+	cfg.start_paused = xcfg.start_paused;
+	cfg.triggers = xcfg.triggers;
+	cfg.ntriggers = xcfg.ntriggers;
+	cfg.truth_path = o->truth;
+	cfg.argv = o->argv;
+	err = open_writer(r, false, true);
+	if (err)
+		goto out;
+	fill_info(o, &info, &u, host);
+	memset(&m, 0, sizeof(m));
+	snprintf(m.arch, sizeof(m.arch), "aarch64");
+	snprintf(m.vendor, sizeof(m.vendor), "ARM");
+	m.nr_cpus = 1;
+	m.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+	m.time_mult = 1;
+	m.flags = PREC_TFILE_M_CAP_USER_TIME | PREC_TFILE_M_CAP_USER_TIME_ZERO;
+	/* One trace unit description serves every per-thread stream (raw data, no IDs). */
+	prec_etm_regs_get(&cfg, PREC_ETM_CSID_BASE, &regs);
+	prec_etm_regs_block(&regs, 0, words);
+	blk.cpu = 0;
+	blk.kind = (uint32_t)words[0];
+	blk.nregs = PREC_ETM_BLOCK_WORDS;
+	blk.regs = words;
+	m.n_etm = 1;
+	m.etm = &blk;
+	err = prec_tfile_write_info(r->w, &info);
+	if (!err)
+		err = prec_tfile_write_machine(r->w, &m);
+	prepare_tracking(r);
+	if (!err)
+		err = write_events(r);
+	if (err) {
+		err = write_error(r, err);
+		goto out;
+	}
+	r->res->workload = true;
+	t0 = prec_now_ns();
+	err = prec_etm_run(&cfg, &ops, &wstatus, r->d);
+	r->res->duration_ns = prec_now_ns() - t0;
+	r->res->exit_code = prec_emu_exit_code(wstatus);
+	if (err)
+		goto out;
+	r->nt = 0;
+	err = finish_file(r);
+	if (err)
+		err = write_error(r, err);
+out:
+	free(ec.tids);
+	free(trig);
+	return err;
+}
+
 static int record_emulated(struct rec *r)
 {
 	const struct prec_record_opts *o = r->o;
@@ -1384,6 +1480,8 @@ static int record_emulated(struct rec *r)
 		return rec_error(r, -EINVAL, "give the program after --: ptrec record --emulate -- prog",
 				 "--emulate runs a workload; -p, -t and -a need trace hardware");
 	err = prec_emu_check_program(o->argv[0], path, sizeof(path), r->d);
+	if (err == -ENOEXEC && prec_etm_check_program(o->argv[0], path, sizeof(path), NULL) == 0)
+		return record_emulated_etm(r);
 	if (err)
 		return err;
 	err = emu_config(r, &cfg, &trig);

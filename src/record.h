@@ -44,6 +44,7 @@ struct prec_record_opts {
 	/* software tracer */
 	bool emulate;
 	const char *plugin;          /* ptrec-emu.so */
+	const char *plugin_etm;      /* ptrec-emu-etm.so (aarch64 programs) */
 	const char *qemu;            /* NULL: from PATH */
 	const char *truth;           /* ground-truth output, or NULL */
 	/* for the INFO chunk */
