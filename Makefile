@@ -58,6 +58,8 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 PTREC_SRC  := $(sort $(wildcard cmd/ptrec*.c cmd/cli*.c))
 PTDUMP_SRC := $(sort $(wildcard cmd/ptdump*.c cmd/cli*.c))
 PLUGIN_SRC := $(sort $(wildcard emulate/*.c))
+# Code both software tracers' plugins share.
+PLUGIN_COMMON_SRC := $(sort $(wildcard emulate/common/*.c))
 # The CoreSight software tracer (qemu-aarch64 plugin writing ETMv4 trace).
 ETM_PLUGIN_SRC := $(sort $(wildcard emulate/etm/*.c))
 ETM_PLUGIN := $(if $(ETM_PLUGIN_SRC),$(B)/ptrec-emu-etm.so)
@@ -102,7 +104,7 @@ $(B)/emu/%.o: emulate/%.c
 	@echo "  CC      $< (plugin)"
 	$(Q)$(CC) $(CPPFLAGS) -Iemulate $(OPT) -g -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
 
-$(PLUGIN): $(PLUGIN_SRC:emulate/%.c=$(B)/emu/%.o)
+$(PLUGIN): $(PLUGIN_SRC:emulate/%.c=$(B)/emu/%.o) $(PLUGIN_COMMON_SRC:emulate/%.c=$(B)/emu/%.o)
 	@echo "  LD      $@"
 	$(Q)$(CC) -shared -o $@ $^ $(IPT_LIBS) -lpthread
 
@@ -111,7 +113,7 @@ $(B)/emu/etm/%.o: emulate/etm/%.c
 	@echo "  CC      $< (plugin)"
 	$(Q)$(CC) $(CPPFLAGS) -Iemulate -Iemulate/etm $(OPT) -g -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
 
-$(B)/ptrec-emu-etm.so: $(ETM_PLUGIN_SRC:emulate/etm/%.c=$(B)/emu/etm/%.o)
+$(B)/ptrec-emu-etm.so: $(ETM_PLUGIN_SRC:emulate/etm/%.c=$(B)/emu/etm/%.o) $(PLUGIN_COMMON_SRC:emulate/%.c=$(B)/emu/%.o)
 	@echo "  LD      $@"
 	$(Q)$(CC) -shared -o $@ $^ -lpthread
 
