@@ -1367,6 +1367,42 @@ unsupported:
 	return 0;
 }
 
+/* The file's head for a software-tracer recording: INFO, MACHINE, EVENTS. */
+static int emu_begin(struct rec *r, const struct prec_tfile_machine *m)
+{
+	struct prec_tfile_info info;
+	struct utsname u;
+	char host[256];
+	int err;
+
+	err = open_writer(r, false, true);
+	if (err)
+		return err;
+	fill_info(r->o, &info, &u, host);
+	err = prec_tfile_write_info(r->w, &info);
+	if (!err)
+		err = prec_tfile_write_machine(r->w, m);
+	prepare_tracking(r);
+	if (!err)
+		err = write_events(r);
+	if (err)
+		return write_error(r, err);
+	r->res->workload = true;
+	return 0;
+}
+
+/* After the tracer ran (@err its result): the workload's status and the file's end. */
+static int emu_end(struct rec *r, int err, int wstatus, uint64_t t0)
+{
+	r->res->duration_ns = prec_now_ns() - t0;
+	r->res->exit_code = prec_emu_exit_code(wstatus);
+	if (err)
+		return err;
+	r->nt = 0;
+	err = finish_file(r);
+	return err ? write_error(r, err) : 0;
+}
+
 /* ---- the CoreSight software tracer (aarch64 programs) ---- */
 
 static int etm_stream(void *ctx, uint32_t pid, uint32_t tid, unsigned index, uint8_t csid)
@@ -1388,15 +1424,12 @@ static int record_emulated_etm(struct rec *r)
 	struct prec_etm_config cfg;
 	struct prec_etm_regs regs;
 	struct prec_emu_trigger *trig = NULL;
-	struct prec_tfile_info info;
 	struct prec_tfile_machine m;
 	struct prec_tfile_etm blk;
 	uint64_t words[PREC_ETM_BLOCK_WORDS];
 	struct emu_ctx ec = { r, NULL, 0 };
 	struct prec_etm_ops ops = { .ctx = &ec, .stream = etm_stream, .aux = emu_aux,
 				    .sideband = emu_sideband };
-	struct utsname u;
-	char host[256];
 	int err, wstatus = 0;
 	uint64_t t0;
 
@@ -1414,10 +1447,6 @@ static int record_emulated_etm(struct rec *r)
 	cfg.ntriggers = xcfg.ntriggers;
 	cfg.truth_path = o->truth;
 	cfg.argv = o->argv;
-	err = open_writer(r, false, true);
-	if (err)
-		goto out;
-	fill_info(o, &info, &u, host);
 	memset(&m, 0, sizeof(m));
 	snprintf(m.arch, sizeof(m.arch), "aarch64");
 	snprintf(m.vendor, sizeof(m.vendor), "ARM");
@@ -1434,27 +1463,12 @@ static int record_emulated_etm(struct rec *r)
 	blk.regs = words;
 	m.n_etm = 1;
 	m.etm = &blk;
-	err = prec_tfile_write_info(r->w, &info);
-	if (!err)
-		err = prec_tfile_write_machine(r->w, &m);
-	prepare_tracking(r);
-	if (!err)
-		err = write_events(r);
-	if (err) {
-		err = write_error(r, err);
+	err = emu_begin(r, &m);
+	if (err)
 		goto out;
-	}
-	r->res->workload = true;
 	t0 = prec_now_ns();
 	err = prec_etm_run(&cfg, &ops, &wstatus, r->d);
-	r->res->duration_ns = prec_now_ns() - t0;
-	r->res->exit_code = prec_emu_exit_code(wstatus);
-	if (err)
-		goto out;
-	r->nt = 0;
-	err = finish_file(r);
-	if (err)
-		err = write_error(r, err);
+	err = emu_end(r, err, wstatus, t0);
 out:
 	free(ec.tids);
 	free(trig);
@@ -1466,15 +1480,12 @@ static int record_emulated(struct rec *r)
 	const struct prec_record_opts *o = r->o;
 	struct prec_emu_config cfg;
 	struct prec_emu_trigger *trig = NULL;
-	struct prec_tfile_info info;
 	struct prec_tfile_machine m;
 	struct emu_ctx ec = { r, NULL, 0 };
 	struct prec_emu_ops ops = { .ctx = &ec, .aux = emu_aux, .sideband = emu_sideband };
-	struct utsname u;
-	char host[256], path[4096];
+	char path[4096];
 	int err, wstatus = 0;
 	uint64_t t0;
-	size_t i;
 
 	if (!o->argv)
 		return rec_error(r, -EINVAL, "give the program after --: ptrec record --emulate -- prog",
@@ -1487,35 +1498,14 @@ static int record_emulated(struct rec *r)
 	err = emu_config(r, &cfg, &trig);
 	if (err)
 		return err;
-	err = open_writer(r, false, true);
+	emu_machine(&m);
+	err = emu_begin(r, &m);
 	if (err)
 		goto out;
-	fill_info(o, &info, &u, host);
-	emu_machine(&m);
-	err = prec_tfile_write_info(r->w, &info);
-	if (!err)
-		err = prec_tfile_write_machine(r->w, &m);
-	prepare_tracking(r);
-	if (!err)
-		err = write_events(r);
-	if (err) {
-		err = write_error(r, err);
-		goto out;
-	}
-	r->res->workload = true;
 	t0 = prec_now_ns();
 	err = prec_emu_run(&cfg, &ops, &wstatus, r->d);
-	r->res->duration_ns = prec_now_ns() - t0;
-	r->res->exit_code = prec_emu_exit_code(wstatus);
-	if (err)
-		goto out;
-	r->nt = 0;
-	err = finish_file(r);
-	if (err)
-		err = write_error(r, err);
+	err = emu_end(r, err, wstatus, t0);
 	r->res->nstreams = (int)ec.ntids;
-	for (i = 0; i < ec.ntids; i++)
-		(void)i;
 out:
 	free(ec.tids);
 	free(trig);
