@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The perf.data importer: reads a file written by `perf record` (the seekable
+ * "PERFILE2" form, or perf's pipe form from `perf record -o -`) into a decode
+ * session, as load.h does for ptrec trace files.
+ *
+ * What it takes from the file:
+ *   - the events: attrs with their sample ids (attr section, or HEADER_ATTR
+ *     records in pipe form), names from HEADER_EVENT_DESC (or EVENT_UPDATE
+ *     names), the kind of each: the tracer by its PMU type, pause/resume
+ *     triggers by attr.aux_action, the dummy event as sideband tracking;
+ *   - the machine: vendor/family/model/stepping from the CPUID feature, the
+ *     intel_pt AUXTRACE_INFO (TSC conversion, config bit masks, MTC period,
+ *     CPUID 0x15 ratio, max non-turbo ratio, per-CPU or per-thread streams;
+ *     later fields only as far as the record's size holds them), else
+ *     TIME_CONV. TSC packets carry 56 bits and perf takes bits 56-63 from
+ *     the AUXTRACE records' reference: those go into time_zero;
+ *   - the sideband: MMAP(2), COMM, FORK, EXIT, SWITCH(_CPU_WIDE),
+ *     ITRACE_START, AUX, LOST and SAMPLE records, also those inside zstd
+ *     COMPRESSED(2) records. perf lays out each record's sample_id trailer by
+ *     its own event's sample_type; the importer re-encodes every record so
+ *     that it ends in a PERF_SAMPLE_IDENTIFIER (samples start with one), and
+ *     registers each event with its sample_type | IDENTIFIER, so the session
+ *     finds each record's layout whatever mix of events the file has;
+ *   - build ids (HEADER_BUILD_ID feature or records) put into the MMAP
+ *     records of the files they name (rewritten as MMAP2 with a build id),
+ *     so the session's build-id checks apply; a file whose recorded path
+ *     (under the session's symfs) is missing or has another build id is
+ *     taken from perf's build-id cache when the cached copy matches
+ *     (<dir>/.build-id/xx/<rest>/elf, or ../vdso, or the file itself as
+ *     older perf linked it), and added to the session as an image;
+ *   - the trace: AUXTRACE records in file order into the session's streams,
+ *     keyed (cpu, -1) for per-CPU recordings and (-1, tid) otherwise. perf
+ *     pads each piece to 8 bytes: the padding is removed where the next
+ *     piece's offset (or, after the last piece, the stream's AUX records)
+ *     shows where the trace ended; before a hole it cannot be told from
+ *     trace and stays (zero bytes, PAD packets to the decoder).
+ *
+ * cs_etm (CoreSight) perf.data is recognised and its AUXTRACE_INFO header is
+ * checked, but loading it fails with -EOPNOTSUPP (not supported yet).
+ *
+ * Every size and offset in the file is checked against the file size before
+ * use, the sections must not overlap, allocations are capped by what the
+ * file holds, and a damaged file gives a negative error with a one-line
+ * message in the diag, never a crash. Limits: 4096 events, 32768 sample
+ * ids, 1024 trace streams, zstd data expanding at most 1024 times.
+ * An input that simply ends early (a pipe cut off, a recording whose header
+ * was never finished) loads up to the last whole record and says so in the
+ * report.
+ *
+ * A perf.data directory (perf record --threads) is read through its path:
+ * the header file "data", then the raw records of every "data.N" file.
+ */
+#ifndef PREC_PERFDATA_H
+#define PREC_PERFDATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "session.h"
+#include "util.h"
+
+/* prec_perfdata_probe() results */
+#define PREC_PERFDATA_FILE 1      /* seekable perf.data ("PERFILE2", header size 104) */
+#define PREC_PERFDATA_PIPE 2      /* perf's pipe format ("PERFILE2", header size 16) */
+#define PREC_PERFDATA_DIR 3       /* a directory from perf record --threads ("data", "data.N") */
+
+/*
+ * Tells whether the first @n bytes of an input are perf.data. 16 bytes are
+ * enough to tell the two forms apart; with 8 to 15 bytes a matching magic
+ * counts as the file form. A byte-swapped or version-1 magic also counts as
+ * perf.data (loading it then says why it cannot be read).
+ * Returns PREC_PERFDATA_FILE, PREC_PERFDATA_PIPE or 0 (not perf.data).
+ */
+int prec_perfdata_probe(const void *head, size_t n);
+
+/*
+ * The same for a path (not "-"): a file is probed by its first 16 bytes, a
+ * directory by its "data" file. Returns PREC_PERFDATA_FILE, _PIPE, _DIR, or 0
+ * (not perf.data, or unreadable).
+ */
+int prec_perfdata_probe_path(const char *path);
+
+struct prec_perfdata_opts {
+	/*
+	 * perf's build-id cache directory. NULL: $PERF_BUILDID_DIR, else
+	 * $HOME/.debug. "": do not use a cache.
+	 */
+	const char *buildid_dir;
+	/* Upper bound for a non-seekable input read into memory (0: 16 GiB). */
+	uint64_t max_input;
+	/*
+	 * For path "-": bytes the caller already read from stdin (e.g. to probe
+	 * it), taken as the start of the input. Borrowed for the call only.
+	 */
+	const void *stdin_head;
+	size_t stdin_head_len;
+};
+
+#define PREC_PERFDATA_NR_TYPES 128   /* record types counted one by one */
+#define PREC_PERFDATA_MAX_NOTES 16
+
+struct prec_perfdata_report {
+	int format;                   /* PREC_PERFDATA_FILE or _PIPE */
+	uint64_t input_size;
+	uint64_t data_offset, data_size;  /* file form: the data section */
+	uint64_t feat_bits[4];        /* HEADER_* features present */
+	unsigned nr_events;
+	unsigned auxtrace_type;       /* PERF_AUXTRACE_* of AUXTRACE_INFO, 0 if none */
+	/* records by type (inside COMPRESSED records included); types >= 128 in other */
+	uint64_t nr_records[PREC_PERFDATA_NR_TYPES];
+	uint64_t nr_other_type;
+	uint64_t nr_compressed;       /* COMPRESSED and COMPRESSED2 records */
+	uint64_t decompressed_bytes;
+	uint64_t aux_bytes;           /* AUXTRACE payload bytes (perf's padding included) */
+	uint64_t unknown_id;          /* records whose sample id names no event (skipped) */
+	uint64_t bad_records;         /* sideband records the session found malformed (skipped) */
+	uint64_t buildid_cache_used;  /* files taken from the build-id cache */
+	bool cut_short;               /* the input ended early; loaded up to there */
+	unsigned nnotes;              /* notes for the user (all of them counted) */
+	char notes[PREC_PERFDATA_MAX_NOTES][192];
+};
+
+/*
+ * Loads perf.data at @path ("-" for stdin, or a perf.data directory) into the
+ * empty session @s and finalizes it. @o may be NULL (defaults). @rep is
+ * filled (zeroed first) even on failure as far as the file was read. @d (may
+ * be NULL) gets a one-line message (what is wrong, where) on failure. On
+ * failure @s may hold part of the file and is not finalized: free it.
+ * Returns 0 or a negative error: -ENOENT/-EACCES/... (open, read), -EISDIR
+ * (a directory without a perf.data "data" file),
+ * -PREC_E_FORMAT (malformed or not perf.data), -PREC_E_TRUNCATED (ends inside
+ * the header or its sections), -PREC_E_VERSION (byte-swapped or v1 file),
+ * -EOPNOTSUPP (CoreSight or another AUX area type not supported yet),
+ * -EFBIG (input larger than the cap), -ENOMEM.
+ */
+int prec_perfdata_load(struct prec_session *s, const char *path,
+		       const struct prec_perfdata_opts *o, struct prec_perfdata_report *rep,
+		       struct prec_diag *d);
+
+/*
+ * The same from a buffer that holds the whole input (borrowed: the session
+ * copies what it keeps). For tests and for callers that read the input
+ * themselves.
+ */
+int prec_perfdata_load_buf(struct prec_session *s, const void *buf, size_t len,
+			   const struct prec_perfdata_opts *o, struct prec_perfdata_report *rep,
+			   struct prec_diag *d);
+
+/*
+ * ptdump --info for perf.data: appends a text summary of @path to @out: the
+ * form and sections, the features (hostname, os release, perf version, arch,
+ * CPU, cpuid, CPUs, memory, command line, build ids, compression, ...), the
+ * events (name, type, config, sample_type, aux_action, ids), the
+ * AUXTRACE_INFO contents, TIME_CONV, and the record counts by type. Works for
+ * cs_etm files too (their trace is not loaded). Returns 0 or a negative error
+ * as prec_perfdata_load() (@d says what).
+ */
+int prec_perfdata_describe(const char *path, const struct prec_perfdata_opts *o,
+			   struct prec_buf *out, struct prec_diag *d);
+int prec_perfdata_describe_buf(const void *buf, size_t len, const struct prec_perfdata_opts *o,
+			       struct prec_buf *out, struct prec_diag *d);
+
+/*
+ * ptdump --stats, file part, for a session loaded from perf.data: appends
+ * the input form and size, the records lost (LOST records) and, per trace
+ * stream, its bytes and gaps and the AUX records of the tracer with their
+ * flags (truncated, partial, collision, overwrite). Returns 0 or -ENOMEM.
+ */
+int prec_perfdata_file_stats(const struct prec_session *s, const struct prec_perfdata_report *rep,
+			     struct prec_buf *out);
+
+/* perf's name of record type @type ("MMAP2", "AUXTRACE", ...), or NULL if unknown. */
+const char *prec_perfdata_record_name(uint32_t type);
+
+#endif
