@@ -13,7 +13,9 @@
 # PT per second, million instructions per second (instructions from
 # --stats), CPU time and peak resident memory (from /usr/bin/time -v when
 # installed, else getrusage of the children through bash's times).
-# There is no perf comparison: ptrec cannot export perf.data yet.
+# Then the same trace exported with ptdump --to-perf-data and decoded by
+# perf's own decoder (perf script --call-trace), in the same run, and the
+# ratio of the two.
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -63,23 +65,25 @@ awk -v b="$bytes" -v i="$insns" -v s="$(( (t1 - t0) / 1000000 ))" -v f="$(stat -
 [ "$bytes" -lt 100000000 ] && echo "note: under 100 MB of PT; use a larger SIZE for the reference figures"
 [ "${errors:-0}" != 0 ] && echo "note: the decode reported $errors errors"
 
-# run VIEW: one timed decode of the whole file, output to /dev/null.
+# run LABEL CMD...: one timed decode of the whole file, output to /dev/null.
 run() {
 	local view=$1 t0 t1 wall rss cpu
+	shift
 	if [ -n "$TIME" ]; then
 		t0=$(now)
-		"$TIME" -v -o "$DIR/time.txt" "$PTDUMP" "$view" "$DIR/bench.data" >/dev/null 2>"$DIR/err.txt"
+		"$TIME" -v -o "$DIR/time.txt" "$@" >/dev/null 2>"$DIR/err.txt"
 		t1=$(now)
 		rss=$(sed -n 's/.*Maximum resident set size (kbytes): \([0-9]*\)/\1/p' "$DIR/time.txt")
 		cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$DIR/time.txt")
 	else
 		t0=$(now)
-		"$PTDUMP" "$view" "$DIR/bench.data" >/dev/null 2>"$DIR/err.txt"
+		"$@" >/dev/null 2>"$DIR/err.txt"
 		t1=$(now)
 		rss=
 		cpu=$(times | tail -n 1 | awk '{ print $1 " user " $2 " sys" }')
 	fi
 	wall=$(( (t1 - t0) / 1000000 ))
+	eval "wall_${view//[^a-z]/_}=$wall"
 	awk -v v="$view" -v b="$bytes" -v i="$insns" -v ms="$wall" -v rss="$rss" -v cpu="$cpu" 'BEGIN {
 		s = ms / 1000
 		printf "%-14s wall %7.2f s  %6.2f MB PT/s  %6.2f Minsn/s  CPU %s s (%s MB PT per CPU-s)  peak RSS %s\n",
@@ -90,8 +94,19 @@ run() {
 }
 
 echo "== decoding (output to /dev/null)"
-run --call-trace
-run --stats
+run --call-trace "$PTDUMP" --call-trace "$DIR/bench.data"
+run --stats "$PTDUMP" --stats "$DIR/bench.data"
+if command -v perf >/dev/null; then
+	echo "== the same trace through perf's own decoder"
+	if "$PTDUMP" -q --to-perf-data "$DIR/bench.perf" "$DIR/bench.data"; then
+		run perf-call-trace perf script -i "$DIR/bench.perf" --symfs "$DIR/bench.perf.debug" --call-trace
+		# shellcheck disable=SC2154
+		awk -v p="$wall_perf_call_trace" -v q="$wall___call_trace" 'BEGIN {
+			if (q > 0) printf "ratio: perf script --call-trace takes %.2fx the wall time of ptdump --call-trace\n", p / q }'
+	else
+		echo "export failed"
+	fi
+fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "MB PT/s: Intel PT bytes decoded per wall-clock second; Minsn/s: instructions"
@@ -99,4 +114,5 @@ echo "(from --stats) per wall-clock second; per CPU-s: the same per second of CP
 echo "time (user + system), which other load on the machine disturbs less."
 echo "--stats decodes the same trace but prints only counts, so the difference to"
 echo "--call-trace is the formatting."
-echo "No perf comparison: perf.data export does not exist yet."
+echo "perf-call-trace: perf script --call-trace on the exported perf.data (perf's"
+echo "own Intel PT decoder), the same trace in the same run."
