@@ -69,10 +69,13 @@ s=$(sb t.data)
 t_eq "attach -t: exactly the main thread's enter sample" "SAMPLE $bg $bg" \
 	"$(awk '$1 == "SAMPLE" && $4 ~ /enter/ { print $1, $2, $3 }' <<<"$s" | sort -u | tr '\n' ' ' | sed 's/ $//')"
 
-# 5. System-wide for a second while uname runs.
-( sleep 0.3; for i in 1 2 3; do "$UNAME" >/dev/null; done ) &
-t_run "system-wide -a -d 1" 0 "$PTREC" record -q -a -d 1.5 -e "$EV" -o a.data
-wait
+# 5. System-wide while uname runs three times (started once recording runs).
+"$PTREC" record -q -a -d 4 -e "$EV" -o a.data &
+rp=$!
+sleep 1.5
+for i in 1 2 3; do "$UNAME" >/dev/null; done
+wait "$rp"
+t_eq "system-wide -a -d 4" 0 "$?"
 s=$(sb a.data)
 n=$(awk '$1 == "SAMPLE" && $4 ~ /enter/ { print $2 }' <<<"$s" | sort -u | while read -r p; do
 	grep -q "^COMM $p $p uname" <<<"$s" && echo "$p"; done | wc -l)
