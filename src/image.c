@@ -45,6 +45,13 @@ struct prec_aspace {
 	size_t n;
 	struct pt_image *pt;
 	bool pt_failed;
+	bool exec;                /* the empty space an exec starts with */
+	/*
+	 * For the last generation that starts at the time of an exec: the
+	 * space of that very time, the new mappings over the old program's
+	 * (owned; see prec_images_aspace()).
+	 */
+	struct prec_aspace *at_exec;
 };
 
 struct proc {
@@ -97,6 +104,10 @@ static void dso_free(struct prec_dso *d)
 
 static void aspace_fini(struct prec_aspace *as)
 {
+	if (as->at_exec) {
+		aspace_fini(as->at_exec);
+		free(as->at_exec);
+	}
 	if (as->pt)
 		pt_image_free(as->pt);
 	free(as->maps);
@@ -394,7 +405,7 @@ static struct prec_aspace *proc_cur(struct proc *p)
 }
 
 static int proc_push(struct prec_images *im, struct proc *p, uint64_t time,
-		     struct prec_map *maps, size_t n)
+		     struct prec_map *maps, size_t n, bool exec)
 {
 	struct prec_aspace *as = calloc(1, sizeof(*as)), **ng;
 
@@ -415,6 +426,7 @@ static int proc_push(struct prec_images *im, struct proc *p, uint64_t time,
 	as->end = UINT64_MAX;
 	as->maps = maps;
 	as->n = n;
+	as->exec = exec;
 	if (p->n)
 		p->gens[p->n - 1]->end = time;
 	p->gens[p->n++] = as;
@@ -456,7 +468,7 @@ static int apply_sb(struct prec_images *im, const struct prec_sb *sb)
 			free(maps);
 			return -ENOMEM;
 		}
-		return proc_push(im, p, sb->time, maps, n);
+		return proc_push(im, p, sb->time, maps, n, false);
 	case PREC_SB_COMM:
 		if (!sb->u.comm.exec || sb->pid < 0)
 			return 0;
@@ -466,7 +478,7 @@ static int apply_sb(struct prec_images *im, const struct prec_sb *sb)
 		maps = malloc(sizeof(*maps));
 		if (!maps)
 			return -ENOMEM;
-		return proc_push(im, p, sb->time, maps, 0);
+		return proc_push(im, p, sb->time, maps, 0, true);
 	case PREC_SB_MMAP: {
 		uint64_t start = sb->u.mmap.start, end = start + sb->u.mmap.len;
 		struct prec_dso *d;
@@ -498,7 +510,7 @@ static int apply_sb(struct prec_images *im, const struct prec_sb *sb)
 			maps[n++] = (struct prec_map){ start, end, sb->u.mmap.pgoff, d };
 			qsort(maps, n, sizeof(*maps), maps_cmp);
 		}
-		return proc_push(im, p, sb->time, maps, n);
+		return proc_push(im, p, sb->time, maps, n, false);
 	}
 	default:
 		return 0;
@@ -510,6 +522,143 @@ static int proc_cmp(const void *a, const void *b)
 	const struct proc *x = a, *y = b;
 
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/*
+ * The space at the time of an exec: a timestamp is a lower bound of when an
+ * instruction ran (the last timing packet before it), so the last few
+ * instructions before execve carry the exec's time as well as the first
+ * ones of the new program. At that one time, @new's mappings lie over
+ * @old's, and an address the new program does not map is the old one's.
+ */
+static int at_exec_space(struct prec_images *im, const struct prec_aspace *old,
+			 const struct prec_aspace *new, struct prec_aspace **out)
+{
+	struct prec_aspace cur = { .n = 0 }, *as;
+	struct prec_map *m;
+	size_t i, n;
+	int err;
+
+	err = maps_copy_cut(old, 0, 0, &cur.maps, &cur.n);
+	if (err)
+		return err;
+	for (i = 0; i < new->n; i++) {
+		err = maps_copy_cut(&cur, new->maps[i].start, new->maps[i].end, &m, &n);
+		free(cur.maps);
+		if (err)
+			return err;
+		cur.maps = m;
+		cur.n = n;
+	}
+	m = realloc(cur.maps, (cur.n + new->n + 1) * sizeof(*m));
+	as = calloc(1, sizeof(*as));
+	if (!m || !as) {
+		free(m ? m : cur.maps);
+		free(as);
+		return -ENOMEM;
+	}
+	memcpy(m + cur.n, new->maps, new->n * sizeof(*m));
+	n = cur.n + new->n;
+	qsort(m, n, sizeof(*m), maps_cmp);
+	as->im = im;
+	as->pid = new->pid;
+	as->start = new->start;
+	/* From the next nanosecond on, the new program's space alone. */
+	as->end = new->start == UINT64_MAX ? UINT64_MAX : new->start + 1;
+	as->maps = m;
+	as->n = n;
+	*out = as;
+	return 0;
+}
+
+static int build_exec_spaces(struct prec_images *im)
+{
+	size_t i, g, last;
+	int err;
+
+	for (i = 0; i < im->nr_procs; i++) {
+		struct proc *p = &im->procs[i];
+
+		for (g = 1; g < p->n; g++) {
+			if (!p->gens[g]->exec)
+				continue;
+			/* The one prec_images_aspace() finds at that time: the last one. */
+			for (last = g; last + 1 < p->n &&
+				       p->gens[last + 1]->start == p->gens[g]->start;
+			     last++)
+				;
+			if (p->gens[last]->at_exec)
+				continue;
+			err = at_exec_space(im, p->gens[g - 1], p->gens[last],
+					    &p->gens[last]->at_exec);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int tid_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Finds now where the code of every mapping of a traced process comes from,
+ * so that the warnings about missing or mismatching files are there before
+ * anything is decoded (a caller prints them first). Traced processes: those
+ * of the threads with a stream; with per-CPU streams, all.
+ */
+static int resolve_traced(struct prec_images *im)
+{
+	size_t ns = prec_session_nr_streams(im->s), nsb = prec_session_nr_sb(im->s);
+	size_t i, j, k, nt = 0;
+	bool all = false;
+	int *tids, err = 0;
+	bool *traced;
+
+	tids = calloc(ns + 1, sizeof(*tids));
+	traced = calloc(im->nr_procs + 1, sizeof(*traced));
+	if (!tids || !traced) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < ns; i++) {
+		const struct prec_stream *st = prec_session_stream(im->s, i);
+
+		if (st->tid < 0)
+			all = true;
+		else
+			tids[nt++] = st->tid;
+	}
+	if (nt > 1)
+		qsort(tids, nt, sizeof(*tids), tid_cmp);
+	for (i = 0; !all && i < nsb; i++) {
+		const struct prec_sb *sb = prec_session_sb(im->s, i);
+		struct proc key = { .pid = sb->pid }, *p;
+
+		if (sb->pid < 0 || sb->tid < 0 ||
+		    !bsearch(&sb->tid, tids, nt, sizeof(*tids), tid_cmp))
+			continue;
+		p = bsearch(&key, im->procs, im->nr_procs, sizeof(*im->procs), proc_cmp);
+		if (p)
+			traced[p - im->procs] = true;
+	}
+	for (i = 0; i < im->nr_procs; i++) {
+		const struct proc *p = &im->procs[i];
+
+		if (!all && !traced[i])
+			continue;
+		for (j = 0; j < p->n; j++)
+			for (k = 0; k < p->gens[j]->n; k++)
+				dso_resolve(im, p->gens[j]->maps[k].dso);
+	}
+out:
+	free(tids);
+	free(traced);
+	return err;
 }
 
 static int write_memfd(struct prec_images *im)
@@ -578,7 +727,11 @@ int prec_images_new(struct prec_session *s, struct prec_images **out)
 	}
 	if (im->nr_procs > 1)
 		qsort(im->procs, im->nr_procs, sizeof(*im->procs), proc_cmp);
-	err = write_memfd(im);
+	err = build_exec_spaces(im);
+	if (!err)
+		err = write_memfd(im);
+	if (!err)
+		err = resolve_traced(im);
 	if (err)
 		goto out;
 	im->isc = pt_iscache_alloc("ptrec");
@@ -622,6 +775,8 @@ struct prec_aspace *prec_images_aspace(struct prec_images *im, int pid, uint64_t
 		else
 			hi = mid;
 	}
+	if (lo && p->gens[lo - 1]->at_exec && p->gens[lo - 1]->start == time)
+		return p->gens[lo - 1]->at_exec;
 	return p->gens[lo ? lo - 1 : 0];
 }
 

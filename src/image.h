@@ -12,7 +12,11 @@
  * session (matched by build id, else by path), the file on disk under the
  * session's symfs root when its build id matches the recording's (a
  * mismatching file is never used: a warning is added to the session), and for
- * kernel addresses the session's kernel text.
+ * kernel addresses the session's kernel text. The source of every mapping of
+ * a traced process (one with a thread that has a stream; all of them with
+ * per-CPU streams) is found when the store is built, so the warnings about
+ * missing and mismatching files (one per file) are in the session before
+ * anything is decoded; other mappings warn when they are first used.
  *
  * libipt sees an address space as a pt_image whose sections live in one
  * shared image section cache (so the block decoder can use its block cache).
@@ -61,8 +65,12 @@ void prec_images_free(struct prec_images *im);
 
 /*
  * The address space of process @pid at perf time @time: the generation in
- * effect then, or the first one when @time precedes them all. An unknown pid
- * (or -1) gives the kernel-only space. Never NULL; owned by the store.
+ * effect then, or the first one when @time precedes them all. At the very
+ * time of an exec, the space of that instant: the new program's mappings
+ * over the old program's, since timestamps are lower bounds and both the
+ * last instructions before execve and the first ones after it can carry
+ * the exec's time (its end is @time + 1). An unknown pid (or -1) gives the
+ * kernel-only space. Never NULL; owned by the store.
  */
 struct prec_aspace *prec_images_aspace(struct prec_images *im, int pid, uint64_t time);
 int prec_aspace_pid(const struct prec_aspace *as);

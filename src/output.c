@@ -25,6 +25,8 @@ struct thr {
 	bool by_ip;               /* activated by a trace begin inside it */
 	uint32_t adepth;
 	bool in_syscall;          /* the last trace end was a syscall */
+	bool ended;               /* tracing has ended at least once */
+	bool paused;              /* the last trace end was named a pause */
 	uint64_t end_time;        /* time of the last trace end */
 };
 
@@ -35,6 +37,7 @@ struct sstats {
 
 struct trig {
 	uint64_t time;
+	uint64_t ip;              /* where the sample was taken */
 	int tid, cpu, ev;
 	enum prec_evkind kind;
 };
@@ -311,12 +314,25 @@ static bool visible(const struct prec_fmt_ctx *f, const struct thr *t,
 }
 
 /*
- * The trigger sample that names a trace begin/end at @time on @tid, or -1.
- * Only samples at or after @after count (the begin that ends a syscall is
- * a resume only if a resume fired since the syscall started).
+ * The trigger sample that names a trace begin/end at @time on @tid, or -1:
+ * of @kind, on the same thread (or CPU), the closest in time within the
+ * window. Only samples at or after @after count (the begin that ends a
+ * syscall is a resume only if a resume fired since the syscall started).
+ *
+ * With @ip, the sample must also have been taken there: a trap of a user
+ * address (uprobe, uretprobe, a counter of user instructions) resumes
+ * tracing where it interrupted the thread (the TIP.PGE target) and pauses
+ * it there (the FUP). Without that check, a trap that found tracing already
+ * in the state it asks for, which the trace shows as an end and a begin at
+ * its own IP, would lend its name to the nearest real pause or resume. A
+ * sample at a kernel address (a tracepoint, a kprobe) matches by time only.
+ * With @after_ip the sample is the one of a trap in a system call (at
+ * sys_enter), whose user IP is that of the next instruction: within 4 bytes
+ * after @ip (the syscall instruction; 2 bytes on x86, 4 on Arm).
  */
 static int find_trigger(const struct prec_fmt_ctx *f, const struct prec_tev *ev,
-			enum prec_evkind kind, uint64_t after, uint64_t window)
+			enum prec_evkind kind, uint64_t after, uint64_t window, uint64_t ip,
+			bool after_ip)
 {
 	uint64_t w = window ? window : f->o.trigger_window ? f->o.trigger_window : 100000;
 	uint64_t best = UINT64_MAX;
@@ -340,6 +356,9 @@ static int find_trigger(const struct prec_fmt_ctx *f, const struct prec_tev *ev,
 		if (t->kind != kind || t->time < after)
 			continue;
 		if (ev->tid >= 0 ? t->tid != ev->tid : t->cpu != ev->cpu)
+			continue;
+		if (ip && !prec_is_kernel_addr(t->ip) &&
+		    (after_ip ? t->ip <= ip || t->ip - ip > 4 : t->ip != ip))
 			continue;
 		if (d < best) {
 			best = d;
@@ -577,32 +596,39 @@ static void on_trace(struct prec_fmt_ctx *f, struct thr *t, struct sstats *ss,
 			t->adepth = t->n;
 		}
 	}
+	/*
+	 * User-only tracing stops at every syscall and starts again after it:
+	 * those are not pauses, unless a pause trigger fired in the syscall.
+	 * A begin is a resume only when tracing was off by a pause (or had not
+	 * run yet): after an end that was no pause (a syscall, an interrupt,
+	 * a trap that changed nothing) tracing was on all along. The state is
+	 * kept for events the filters hide too.
+	 */
+	if (!begin && ev->u.trace.reason == PREC_END_SYSCALL) {
+		/* A pause that fires in the syscall itself (sys_enter) follows at once. */
+		trig = find_trigger(f, ev, PREC_EVK_PAUSE, ev->time, 2000, ev->u.trace.ip, true);
+	} else if (begin) {
+		trig = -1;
+		if (!t->ended || t->paused)
+			trig = find_trigger(f, ev, PREC_EVK_RESUME, t->in_syscall ? t->end_time : 0,
+					    0, ev->u.trace.ip, false);
+	} else {
+		trig = find_trigger(f, ev, PREC_EVK_PAUSE, 0, 0, ev->u.trace.ip, false);
+	}
+	if (!begin) {
+		t->in_syscall = ev->u.trace.reason == PREC_END_SYSCALL;
+		t->end_time = ev->time;
+		t->ended = true;
+		t->paused = trig >= 0;
+	}
 	if (!visible(f, t, ev))
 		return;
 	if (begin)
 		ss->begins++;
 	else
 		ss->ends++;
-	/*
-	 * User-only tracing stops at every syscall and starts again after it:
-	 * those are not pauses, unless a resume trigger fired in between.
-	 */
-	if (!begin && ev->u.trace.reason == PREC_END_SYSCALL) {
-		/* A pause that fires in the syscall itself (sys_enter) follows at once. */
-		trig = find_trigger(f, ev, PREC_EVK_PAUSE, ev->time, 2000);
-		if (trig >= 0)
-			ss->pauses++;
-	} else if (begin && t->in_syscall) {
-		trig = find_trigger(f, ev, PREC_EVK_RESUME, t->end_time, 0);
-	} else {
-		trig = find_trigger(f, ev, begin ? PREC_EVK_RESUME : PREC_EVK_PAUSE, 0, 0);
-		if (!begin)
-			ss->pauses++;
-	}
-	if (!begin) {
-		t->in_syscall = ev->u.trace.reason == PREC_END_SYSCALL;
-		t->end_time = ev->time;
-	}
+	if (!begin && (trig >= 0 || ev->u.trace.reason != PREC_END_SYSCALL))
+		ss->pauses++;
 	if (call_fmt(f)) {
 		print_call_line(f, ev, begin ? "tr strt" : "tr end", t->n, &loc, &loc,
 				ev->u.trace.ip, trig);
@@ -826,8 +852,8 @@ int prec_fmt_new(struct prec_session *s, const struct prec_output_opts *o, FILE 
 		d = prec_session_event(s, sb->event);
 		if (!d || (d->kind != PREC_EVK_PAUSE && d->kind != PREC_EVK_RESUME))
 			continue;
-		f->trigs[f->ntrigs++] = (struct trig){ sb->time, sb->tid, sb->cpu, sb->event,
-						       d->kind };
+		f->trigs[f->ntrigs++] = (struct trig){ sb->time, sb->u.sample.ip, sb->tid,
+						       sb->cpu, sb->event, d->kind };
 	}
 	f->show_cpu = o->show_cpu < 0 ? prec_session_machine(s)->per_cpu : o->show_cpu;
 	f->time_filter = o->time_start || o->time_end;

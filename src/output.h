@@ -19,6 +19,14 @@
  * frames that were pushed before. Printed depths follow perf: a call is
  * printed at the depth after its push, a return at the depth before its pop.
  *
+ * Trace begins and ends name the trigger that caused them ("resumed by X",
+ * "paused by X"): a sample of a pause/resume event on the same thread, close
+ * in time, taken at the begin's or end's IP when the sample's IP is a user
+ * address (or, for an end at a syscall, at the next instruction). A begin
+ * after an end that was no pause is never a resume: a trigger that found
+ * tracing already as it wanted shows as an end and a begin at its IP, and
+ * only as its own "-- resume trigger" line.
+ *
  * Output goes through an internal 1 MiB buffer and fwrite(), never one write
  * per line. A failed write returns -EPIPE (reader went away) or -EIO; the
  * caller decides (ptdump exits quietly on EPIPE).
@@ -51,7 +59,9 @@ struct prec_output_opts {
 	int show_cpu;             /* print [cpu]: 1 yes, 0 no, -1 when per-CPU */
 	bool srcline;             /* insn trace: add file:line */
 	uint64_t trigger_window;  /* ns; a trigger sample this close to a trace
-				     begin/end names it; 0: 100 us */
+				     begin/end names it, if it was taken at
+				     its IP (a user address) and the begin or
+				     end changed the state; 0: 100 us */
 	const struct prec_decoder_ops *decoder; /* NULL: Intel PT */
 };
 

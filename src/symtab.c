@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <elfutils/libdw.h>
 #include <dwarf.h>
@@ -19,12 +20,20 @@ struct seg {
 	uint64_t off, vaddr, filesz;
 };
 
-/* A symbol candidate before dedup: sort keys and a name offset into the pool. */
+/*
+ * A symbol candidate before dedup: what perf's choice among aliases looks at,
+ * and a name offset into the pool.
+ */
 struct cand {
 	uint64_t addr, size, sec_end;
 	size_t name;
 	enum prec_symtype type;
-	int rank;                 /* lower is better among aliases */
+	uint16_t bias;            /* 0: .symtab, PLT, kallsyms; 1: .dynsym alias */
+	uint8_t bind;             /* STB_GLOBAL, STB_WEAK or STB_LOCAL */
+	bool untyped;             /* STT_NOTYPE: a label, not a function */
+	bool ifunc;               /* STT_GNU_IFUNC */
+	uint8_t underscores;      /* leading '_', capped */
+	uint32_t len;             /* of the name */
 };
 
 struct prec_symtab {
@@ -161,37 +170,62 @@ struct builder {
 	struct prec_buf pool;
 };
 
-static int add_cand(struct builder *b, uint64_t addr, uint64_t size, uint64_t sec_end,
-		    const char *name, enum prec_symtype type, int rank)
+static int add_cand(struct builder *b, const struct cand *c, const char *name)
 {
-	size_t off = b->pool.len;
+	size_t off = b->pool.len, len;
+	struct cand *n;
 
 	if (!name || !*name)
 		return 0;
 	if (b->n == b->cap) {
 		size_t nc = b->cap ? b->cap * 2 : 256;
-		struct cand *n = realloc(b->c, nc * sizeof(*n));
 
+		n = realloc(b->c, nc * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		b->c = n;
 		b->cap = nc;
 	}
-	if (prec_buf_append(&b->pool, name, strlen(name) + 1))
+	len = strlen(name);
+	if (prec_buf_append(&b->pool, name, len + 1))
 		return -ENOMEM;
-	b->c[b->n++] = (struct cand){ .addr = addr, .size = size, .sec_end = sec_end,
-				      .name = off, .type = type, .rank = rank };
+	n = &b->c[b->n++];
+	*n = *c;
+	n->name = off;
+	n->len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+	n->underscores = 0;
+	while (name[n->underscores] == '_' && n->underscores < 255)
+		n->underscores++;
 	return 0;
 }
 
+/*
+ * Among aliases at one address the first in this order is kept: what .symtab
+ * names over what only .dynsym adds, functions over untyped labels, then
+ * perf's choose_best_symbol(): a non-zero size, not weak, global, fewer
+ * leading underscores, the longer name. Ties keep the order of reading
+ * (the pool offset), as perf keeps the symbol it read first.
+ */
 static int cand_cmp(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
+	if (x->bias != y->bias)
+		return x->bias < y->bias ? -1 : 1;
+	if (x->untyped != y->untyped)
+		return x->untyped ? 1 : -1;
+	if (!x->size != !y->size)
+		return x->size ? -1 : 1;
+	if ((x->bind == STB_WEAK) != (y->bind == STB_WEAK))
+		return x->bind == STB_WEAK ? 1 : -1;
+	if ((x->bind == STB_GLOBAL) != (y->bind == STB_GLOBAL))
+		return x->bind == STB_GLOBAL ? -1 : 1;
+	if (x->underscores != y->underscores)
+		return x->underscores < y->underscores ? -1 : 1;
+	if (x->len != y->len)
+		return x->len > y->len ? -1 : 1;
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
@@ -247,33 +281,8 @@ static void builder_free(struct builder *b)
 	prec_buf_free(&b->pool);
 }
 
-/*
- * perf's preference among aliases at one address: functions over untyped
- * labels, global over weak over local, fewer leading underscores.
- */
-static int sym_rank(const GElf_Sym *sym, const char *name)
-{
-	int r = 0, u = 0;
-
-	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC &&
-	    GELF_ST_TYPE(sym->st_info) != STT_GNU_IFUNC)
-		r += 100;
-	switch (GELF_ST_BIND(sym->st_info)) {
-	case STB_GLOBAL:
-		break;
-	case STB_WEAK:
-		r += 20;
-		break;
-	default:
-		r += 40;
-	}
-	while (name[u] == '_' && u < 9)
-		u++;
-	return r + u;
-}
-
 static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct builder *b,
-			int rank_bias)
+			uint16_t bias)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t i, n;
@@ -286,6 +295,7 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct buil
 		GElf_Shdr tsh;
 		Elf_Scn *ts;
 		const char *name;
+		struct cand c;
 		int type, err;
 
 		if (!gelf_getsym(data, (int)i, &sym))
@@ -299,38 +309,70 @@ static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct buil
 		if (!ts || !gelf_getshdr(ts, &tsh) || !(tsh.sh_flags & SHF_EXECINSTR))
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name || (name[0] == '$' && !name[2]))
+		/* Arm mapping symbols ($x, $d, $x.N) mark code and data, not functions. */
+		if (!name || !*name || (name[0] == '$' && name[1] && (!name[2] || name[2] == '.')))
 			continue;
-		err = add_cand(b, sym.st_value, sym.st_size, tsh.sh_addr + tsh.sh_size, name,
-			       PREC_SYM_FUNC, sym_rank(&sym, name) + rank_bias);
+		c = (struct cand){ .addr = sym.st_value, .size = sym.st_size,
+				   .sec_end = tsh.sh_addr + tsh.sh_size, .type = PREC_SYM_FUNC,
+				   .bias = bias, .bind = (uint8_t)GELF_ST_BIND(sym.st_info),
+				   .untyped = type == STT_NOTYPE, .ifunc = type == STT_GNU_IFUNC };
+		err = add_cand(b, &c, name);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
+/*
+ * A GOT slot a PLT stub jumps through: the symbol its dynamic relocation
+ * binds, or for an IRELATIVE slot (a call of an IFUNC inside the file) no
+ * name but the resolver's address, the relocation's addend.
+ */
 struct got_name {
 	uint64_t slot;
-	const char *name;
+	const char *name;         /* NULL: an IRELATIVE slot */
+	uint64_t addend;
 };
+
+static int got_add(struct got_name **g, size_t *n, size_t *cap, uint64_t slot, const char *name,
+		   uint64_t addend)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct got_name *ng = realloc(*g, nc * sizeof(*ng));
+
+		if (!ng)
+			return -ENOMEM;
+		*g = ng;
+		*cap = nc;
+	}
+	(*g)[(*n)++] = (struct got_name){ slot, name, addend };
+	return 0;
+}
 
 static int collect_got_names(Elf *elf, struct got_name **out, size_t *nout)
 {
 	Elf_Scn *scn = NULL;
 	struct got_name *g = NULL;
 	size_t n = 0, cap = 0;
+	int err = 0;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh, lsh;
 		Elf_Scn *ls;
-		Elf_Data *data;
+		Elf_Data *data, *sd = NULL;
 		size_t i, cnt;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
 			continue;
+		/*
+		 * Only the dynamic relocations: a static executable's IRELATIVE
+		 * slots have no stubs objdump or perf would name.
+		 */
 		ls = elf_getscn(elf, sh.sh_link);
 		if (!ls || !gelf_getshdr(ls, &lsh) || lsh.sh_type != SHT_DYNSYM)
 			continue;
+		sd = elf_getdata(ls, NULL);
 		data = elf_getdata(scn, NULL);
 		if (!data)
 			continue;
@@ -338,40 +380,60 @@ static int collect_got_names(Elf *elf, struct got_name **out, size_t *nout)
 		for (i = 0; i < cnt; i++) {
 			GElf_Rela r;
 			GElf_Sym sym;
-			Elf_Data *sd;
 			unsigned t;
-			const char *name;
+			const char *name = NULL;
 
 			if (!gelf_getrela(data, (int)i, &r))
 				break;
 			t = GELF_R_TYPE(r.r_info);
-			if (t != R_X86_64_JUMP_SLOT && t != R_X86_64_GLOB_DAT)
+			if (t == R_X86_64_IRELATIVE) {
+				err = got_add(&g, &n, &cap, r.r_offset, NULL, (uint64_t)r.r_addend);
+				if (err)
+					goto out;
 				continue;
-			sd = elf_getdata(ls, NULL);
-			if (!sd || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
-				continue;
-			name = elf_strptr(elf, lsh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				struct got_name *ng = realloc(g, nc * sizeof(*ng));
-
-				if (!ng) {
-					free(g);
-					return -ENOMEM;
-				}
-				g = ng;
-				cap = nc;
 			}
-			g[n].slot = r.r_offset;
-			g[n].name = name;
-			n++;
+			if ((t != R_X86_64_JUMP_SLOT && t != R_X86_64_GLOB_DAT) || !sd)
+				continue;
+			if (gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
+				name = elf_strptr(elf, lsh.sh_link, sym.st_name);
+			/* A slot without a symbol name resolves like an IRELATIVE one. */
+			err = got_add(&g, &n, &cap, r.r_offset, name && *name ? name : NULL,
+				      (uint64_t)r.r_addend);
+			if (err)
+				goto out;
 		}
+	}
+out:
+	if (err) {
+		free(g);
+		g = NULL;
+		n = 0;
 	}
 	*out = g;
 	*nout = n;
-	return 0;
+	return err;
+}
+
+/*
+ * The name of the IFUNC whose resolver is at @addr, the best of its aliases
+ * (@b is sorted), or NULL when no IFUNC symbol starts there.
+ */
+static const char *ifunc_at(const struct builder *b, size_t nsorted, uint64_t addr)
+{
+	size_t lo = 0, hi = nsorted, i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->c[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < nsorted && b->c[i].addr == addr; i++)
+		if (b->c[i].ifunc && b->c[i].type == PREC_SYM_FUNC)
+			return b->pool.data + b->c[lo].name;
+	return NULL;
 }
 
 /*
@@ -379,12 +441,19 @@ static int collect_got_names(Elf *elf, struct got_name **out, size_t *nout)
  * to find its GOT slot, and name the entry after the symbol the dynamic
  * relocation of that slot binds. This does not depend on the order of
  * .rela.plt and covers .plt (lazy), .plt.sec (IBT) and .plt.got alike.
+ * Stubs of IRELATIVE slots, which objdump calls "*ABS*+0xADDEND@plt", are
+ * named as perf names them: after the IFUNC at the addend, else
+ * "offset_0xOFF@plt" with the stub's file offset. The lazy PLT's header
+ * (push GOT+8; jmp *GOT+16) is ".plt", as perf has it.
+ *
+ * Call with the ELF symbols added and sorted (the IFUNC names are looked up
+ * among them); the stubs are appended after them, unsorted.
  */
 static int read_plt(Elf *elf, size_t shstrndx, struct builder *b)
 {
 	struct got_name *g = NULL;
 	Elf_Scn *scn = NULL;
-	size_t ng = 0;
+	size_t ng = 0, nsorted = b->n;
 	int err;
 
 	err = collect_got_names(elf, &g, &ng);
@@ -394,7 +463,7 @@ static int read_plt(Elf *elf, size_t shstrndx, struct builder *b)
 		GElf_Shdr sh;
 		Elf_Data *data;
 		const char *sname;
-		uint64_t ent, i;
+		uint64_t ent, k;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 			continue;
@@ -407,29 +476,47 @@ static int read_plt(Elf *elf, size_t shstrndx, struct builder *b)
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf || data->d_size < sh.sh_size)
 			continue;
-		for (i = 0; i + ent <= sh.sh_size; i += ent) {
-			const uint8_t *e = (const uint8_t *)data->d_buf + i;
-			size_t k = 0, j;
+		for (k = 0; k + ent <= sh.sh_size; k += ent) {
+			const uint8_t *e = (const uint8_t *)data->d_buf + k;
+			struct cand c = { .addr = sh.sh_addr + k, .size = ent,
+					  .type = PREC_SYM_PLT, .bind = STB_GLOBAL };
+			const char *base;
+			char name[512];
+			size_t x = 0, j;
 			int32_t disp;
 			uint64_t slot;
-			char name[512];
 
+			if (k == 0 && ent >= 16 && !strcmp(sname, ".plt") && e[0] == 0xff &&
+			    e[1] == 0x35) {
+				err = add_cand(b, &c, ".plt");
+				if (err)
+					goto out;
+				continue;
+			}
 			if (ent >= 16 && e[0] == 0xf3 && e[1] == 0x0f && e[2] == 0x1e &&
 			    e[3] == 0xfa)
-				k = 4;
-			if (e[k] == 0xf2)
-				k++;
-			if (k + 6 > ent || e[k] != 0xff || e[k + 1] != 0x25)
+				x = 4;
+			if (e[x] == 0xf2)
+				x++;
+			if (x + 6 > ent || e[x] != 0xff || e[x + 1] != 0x25)
 				continue;
-			memcpy(&disp, e + k + 2, 4);
-			slot = sh.sh_addr + i + k + 6 + (uint64_t)(int64_t)disp;
+			memcpy(&disp, e + x + 2, 4);
+			slot = sh.sh_addr + k + x + 6 + (uint64_t)(int64_t)disp;
 			for (j = 0; j < ng; j++)
 				if (g[j].slot == slot)
 					break;
 			if (j == ng)
 				continue;
-			snprintf(name, sizeof(name), "%s@plt", g[j].name);
-			err = add_cand(b, sh.sh_addr + i, ent, 0, name, PREC_SYM_PLT, 0);
+			base = g[j].name;
+			if (!base && g[j].addend)
+				base = ifunc_at(b, nsorted, g[j].addend);
+			/* Into @name before add_cand(), which may move the pool @base is in. */
+			if (base)
+				snprintf(name, sizeof(name), "%s@plt", base);
+			else
+				snprintf(name, sizeof(name), "offset_%#" PRIx64 "@plt",
+					 (uint64_t)sh.sh_offset + k);
+			err = add_cand(b, &c, name);
 			if (err)
 				goto out;
 		}
@@ -508,10 +595,12 @@ static int load_elf(Elf *elf, struct prec_symtab *st)
 		if (sh.sh_type == SHT_SYMTAB)
 			err = read_symbols(elf, scn, &sh, &b, 0);
 		else if (sh.sh_type == SHT_DYNSYM)
-			err = read_symbols(elf, scn, &sh, &b, have_symtab ? 1000 : 0);
+			err = read_symbols(elf, scn, &sh, &b, have_symtab ? 1 : 0);
 		if (err)
 			goto out;
 	}
+	if (b.n > 1)
+		qsort(b.c, b.n, sizeof(*b.c), cand_cmp);
 	err = read_plt(elf, shstrndx, &b);
 	if (err)
 		goto out;
@@ -651,8 +740,13 @@ int prec_symtab_from_kallsyms(const char *text, size_t len, struct prec_symtab *
 			if (sscanf(line, "%llx %c %511s", &addr, &type, name) == 3) {
 				good++;
 				if (strchr("tTwW", type)) {
-					err = add_cand(&b, addr, 0, 0, name, PREC_SYM_KERNEL,
-						       type == 'T' ? 0 : 1);
+					struct cand c = {
+						.addr = addr, .type = PREC_SYM_KERNEL,
+						.bind = type == 'T' ? STB_GLOBAL :
+							type == 't' ? STB_LOCAL : STB_WEAK,
+					};
+
+					err = add_cand(&b, &c, name);
 					if (err)
 						goto out;
 				}

@@ -6,6 +6,15 @@
  * text. Source lines (file:line and inlined frames) come from DWARF (libdw)
  * on demand.
  *
+ * Names follow perf. Of several symbols at one address the table keeps one:
+ * a .symtab symbol over one only .dynsym has, a function over an untyped
+ * label, then perf's choose_best_symbol() order (a non-zero size, not weak,
+ * global, fewer leading underscores, the longer name: fstatat64 rather than
+ * fstatat). A stub of an IRELATIVE slot (a call of an IFUNC of the same file,
+ * objdump's "*ABS*+0x...@plt") is named after the IFUNC at the relocation's
+ * addend, else "offset_0xOFF@plt" (its file offset); the lazy PLT's header
+ * is ".plt".
+ *
  * Addresses of an ELF symtab are the file's own virtual addresses (st_value);
  * prec_symtab_off_to_vaddr() converts a file offset (what a mapping gives:
  * address - map start + pgoff) into that space. Kallsyms addresses are
@@ -21,7 +30,7 @@
 
 enum prec_symtype {
 	PREC_SYM_FUNC = 0,
-	PREC_SYM_PLT,             /* a synthesized "name@plt" stub */
+	PREC_SYM_PLT,             /* a synthesized PLT entry: "name@plt", ".plt" */
 	PREC_SYM_OBJECT,
 	PREC_SYM_KERNEL,          /* from kallsyms (text) */
 };

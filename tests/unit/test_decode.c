@@ -1555,14 +1555,18 @@ static void per_cpu_switch(void)
 	enc_free(&x);
 }
 
-/* Trigger samples name the pause/resume they caused, in every format. */
+/*
+ * Trigger samples name the pause/resume they caused, in every format. A pause
+ * at sys_enter of exit: the sample's IP is the kernel's (a tracepoint on
+ * hardware) or the user IP after the syscall instruction (the software
+ * tracer's); a sample at any other user IP (a counter firing elsewhere at
+ * about that time) is not the syscall's.
+ */
 static void trigger_names(void)
 {
 	static struct sim sm;
 	struct prog p;
 	struct enc x;
-	struct prec_session *s;
-	struct sbuf sb = { .n = 0 };
 	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
 	struct prec_evdesc dp = { .name = "sys_enter_exit",
 				  .kind = PREC_EVK_PAUSE,
@@ -1570,39 +1574,54 @@ static void trigger_names(void)
 						 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 						 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD };
 	struct prec_output_opts o;
-	uint64_t id = 1, idp = 2, tsc0 = 2000, t_end;
+	uint64_t id = 1, idp = 2, tsc0 = 2000, t_end, sys_ip = 0, ips[3];
 	char *got;
 	int rc;
 
 	if (!prog1_flow(&p, &sm, &x, false, tsc0))
 		return;
-	s = prec_session_new();
-	set_machine(s, true);
-	prec_session_add_event(s, &d, &id, 1);
-	T_EQ_INT(prec_session_add_event(s, &dp, &idp, 1), 1);
-	rec_comm(&sb, 42, 42, "prog", true, 1);
-	add_prog(s, &sb, &p, 42, 42, IMG_EMBED, 2);
-	t_end = 1000000 + tsc0 * 3 / 2;
-	rec_sample(&sb, 2, sym(&p, "_start"), 42, 42, t_end, 0, 1);
-	T_OK(prec_session_add_sideband(s, sb.b, sb.n, -1) > 0);
-	prec_session_add_aux(s, -1, 42, 0, x.buf, enc_off(&x));
-	T_EQ_INT(prec_session_finalize(s), 0);
-	prec_output_opts_init(&o);
-	got = run_output(s, &o, &rc);
-	T_EQ_INT(rc, 0);
-	T_CONTAINS(got, "-- pause trigger sys_enter_exit at ");
-	T_CONTAINS(got, "_start  (paused by sys_enter_exit)\n");
-	free(got);
-	o.fmt = PREC_FMT_STATS;
-	got = run_output(s, &o, &rc);
-	T_CONTAINS(got, "trigger sys_enter_exit (pause): 1 samples\n");
-	free(got);
-	o.fmt = PREC_FMT_BRANCHES;
-	got = run_output(s, &o, &rc);
-	T_CONTAINS(got, "(paused by sys_enter_exit)");
-	T_CONTAINS(got, "call     ");
-	free(got);
-	prec_session_free(s);
+	for (size_t i = 0; i < sm.nev; i++)
+		if (sm.ev[i].type == PREC_TEV_BRANCH && sm.ev[i].kind == PREC_BR_SYSCALL)
+			sys_ip = sm.ev[i].a;
+	if (!T_OK(sys_ip && insn_at(&p, sys_ip) && !strcmp(insn_at(&p, sys_ip)->mn, "syscall")))
+		return;
+	ips[0] = sys_ip + (uint64_t)insn_at(&p, sys_ip)->len;
+	ips[1] = 0xffffffff81000040ull;
+	ips[2] = sym(&p, "_start");
+	for (int v = 0; v < 3; v++) {
+		struct prec_session *s = prec_session_new();
+		struct sbuf sb = { .n = 0 };
+
+		set_machine(s, true);
+		prec_session_add_event(s, &d, &id, 1);
+		T_EQ_INT(prec_session_add_event(s, &dp, &idp, 1), 1);
+		rec_comm(&sb, 42, 42, "prog", true, 1);
+		add_prog(s, &sb, &p, 42, 42, IMG_EMBED, 2);
+		t_end = 1000000 + tsc0 * 3 / 2;
+		rec_sample(&sb, 2, ips[v], 42, 42, t_end, 0, 1);
+		T_OK(prec_session_add_sideband(s, sb.b, sb.n, -1) > 0);
+		prec_session_add_aux(s, -1, 42, 0, x.buf, enc_off(&x));
+		T_EQ_INT(prec_session_finalize(s), 0);
+		prec_output_opts_init(&o);
+		got = run_output(s, &o, &rc);
+		T_EQ_INT(rc, 0);
+		T_CONTAINS(got, "-- pause trigger sys_enter_exit at ");
+		if (v < 2)
+			T_CONTAINS(got, "_start  (paused by sys_enter_exit)\n");
+		else
+			T_OK(!strstr(got, "(paused by"));
+		free(got);
+		o.fmt = PREC_FMT_STATS;
+		got = run_output(s, &o, &rc);
+		T_CONTAINS(got, "trigger sys_enter_exit (pause): 1 samples\n");
+		free(got);
+		o.fmt = PREC_FMT_BRANCHES;
+		got = run_output(s, &o, &rc);
+		T_EQ_INT(strstr(got, "(paused by sys_enter_exit)") != NULL, v < 2);
+		T_CONTAINS(got, "call     ");
+		free(got);
+		prec_session_free(s);
+	}
 	enc_free(&x);
 }
 
@@ -1950,6 +1969,146 @@ static void decode_endless_loop(void)
 	enc_free(&x);
 }
 
+/*
+ * The last instructions before an exec carry the exec's time: they are
+ * decoded in the old program's space, though the new program's mappings
+ * have the same timestamp.
+ */
+static void decode_at_exec(void)
+{
+	static struct prec_tev ev[16384];
+	static struct sim sm;
+	struct prog pl, pa;
+	struct enc x;
+	struct prec_session *s;
+	struct sbuf sb = { .n = 0 };
+	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
+	struct prec_output_opts o;
+	uint64_t id = 1, tsc0 = 4000000, t_exec = 1000000 + tsc0 * 3 / 2;
+	size_t n;
+	char *got;
+	int rc;
+
+	if (!loop_flow(&pl, &sm, &x, 0, tsc0, 0) || !build_prog(&pa, "prog1", prog1_src))
+		return;
+	s = prec_session_new();
+	set_machine(s, true);
+	prec_session_add_event(s, &d, &id, 1);
+	rec_comm(&sb, 100, 100, "loop", true, 10);
+	add_prog(s, &sb, &pl, 100, 100, IMG_EMBED, 20);
+	/* the exec at the time of the whole trace; prog1 mapped elsewhere */
+	rec_comm(&sb, 100, 100, "prog1", true, t_exec);
+	rec_mmap2(&sb, 100, 100, 0x10000000, 0x1000, pa.seg_off & ~0xfffull, pa.path, pa.bid, 20,
+		  t_exec);
+	T_OK(prec_session_add_sideband(s, sb.b, sb.n, -1) > 0);
+	prec_session_add_aux(s, -1, 100, 0, x.buf, enc_off(&x));
+	T_EQ_INT(prec_session_finalize(s), 0);
+	n = decode_all(s, 0, ev, 16384, false);
+	T_OK(n > 0 && ev[0].time == t_exec);
+	T_OK(same_flow(ev, n, &sm, 0));
+	T_EQ_INT(count_type(ev, n, PREC_TEV_ERROR), 0);
+	/* the names are the old program's too */
+	prec_output_opts_init(&o);
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	T_CONTAINS(got, ")\t    work");
+	T_CONTAINS(got, ")\t        leaf");
+	T_OK(!strstr(got, "error"));
+	free(got);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/*
+ * Only a begin or end that a trigger caused is named after it. A trap that
+ * found tracing already on (a uprobe of a recursive function's inner entry,
+ * a counter's resume inside a window) shows as an end and a begin at its
+ * IP: neither is named, though a resume sample was taken there and a pause
+ * sample close in time; both samples still get their own lines.
+ */
+static void trigger_changed_nothing(void)
+{
+	static struct sim sm;
+	static uint64_t ind[2];
+	struct prog p;
+	struct enc x;
+	struct prec_session *s;
+	struct sbuf sb = { .n = 0 };
+	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
+	const uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	struct prec_evdesc dr = { .name = "enter", .kind = PREC_EVK_RESUME, .sample_type = st };
+	struct prec_evdesc dp = { .name = "leave", .kind = PREC_EVK_PAUSE, .sample_type = st };
+	struct prec_output_opts o;
+	uint64_t id = 1, idr = 2, idp = 3, tsc0 = 2000, t0 = 1000000 + tsc0 * 3 / 2, trap = 0;
+	const char *c;
+	char *got;
+	int rc, named;
+
+	if (!build_prog(&p, "prog1", prog1_src))
+		return;
+	memset(&sm, 0, sizeof(sm));
+	sm.p = &p;
+	sm.conds = "TNTTTN";
+	ind[0] = sym(&p, "f_c");
+	for (size_t i = 0; i < p.n; i++)
+		if (!strcmp(p.in[i].mn, "jmp") && p.in[i].op[0] == '*')
+			ind[1] = p.in[i].addr + (uint64_t)p.in[i].len;
+	sm.ind = ind;
+	sm.nind = 2;
+	sm.pause_at = 6;
+	enc_init(&x, 1 << 16);
+	enc_psb(&x, false, 0, tsc0);
+	if (!T_OK(sim_run(&sm, &x, sym(&p, "_start"), tsc0)))
+		return;
+	for (size_t i = 1; i < sm.nev; i++)
+		if (sm.ev[i].type == PREC_TEV_TRACE_END) {
+			trap = sm.ev[i].a;
+			break;
+		}
+	T_OK(trap && trap != sym(&p, "_start") && trap != sym(&p, "f_c"));
+	s = prec_session_new();
+	set_machine(s, true);
+	prec_session_add_event(s, &d, &id, 1);
+	T_EQ_INT(prec_session_add_event(s, &dr, &idr, 1), 1);
+	T_EQ_INT(prec_session_add_event(s, &dp, &idp, 1), 2);
+	rec_comm(&sb, 42, 42, "prog", true, 1);
+	add_prog(s, &sb, &p, 42, 42, IMG_EMBED, 2);
+	/* the resume that started tracing, at _start */
+	rec_sample(&sb, 2, sym(&p, "_start"), 42, 42, t0, 0, 1);
+	/* a resume trap while tracing was on, and a pause elsewhere */
+	rec_sample(&sb, 2, trap, 42, 42, t0 + 1, 0, 1);
+	rec_sample(&sb, 3, sym(&p, "f_c"), 42, 42, t0 + 2, 0, 1);
+	T_OK(prec_session_add_sideband(s, sb.b, sb.n, -1) > 0);
+	prec_session_add_aux(s, -1, 42, 0, x.buf, enc_off(&x));
+	T_EQ_INT(prec_session_finalize(s), 0);
+	prec_output_opts_init(&o);
+	o.fmt = PREC_FMT_CALL_RET_TRACE;
+	got = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	for (named = 0, c = got; (c = strstr(c, "(resumed by ")); c++)
+		named++;
+	T_EQ_INT(named, 1);
+	T_CONTAINS(got, ")\t_start  (resumed by enter)\n");
+	T_OK(!strstr(got, "(paused by"));
+	for (named = 0, c = got; (c = strstr(c, "-- resume trigger enter at ")); c++)
+		named++;
+	T_EQ_INT(named, 2);
+	T_CONTAINS(got, "-- pause trigger leave at ");
+	/* the trap itself is in the trace: an end and a begin */
+	T_CONTAINS(got, "tr end    ");
+	free(got);
+	o.fmt = PREC_FMT_BRANCHES;
+	got = run_output(s, &o, &rc);
+	for (named = 0, c = got; (c = strstr(c, "(resumed by ")); c++)
+		named++;
+	T_EQ_INT(named, 1);
+	T_OK(!strstr(got, "(paused by"));
+	free(got);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
 static const struct t_case cases[] = {
 	T(decode_events),
 	T(decode_noretcomp),
@@ -1974,6 +2133,8 @@ static const struct t_case cases[] = {
 	T(symfs_lookup),
 	T(call_trace_time_range),
 	T(decode_endless_loop),
+	T(decode_at_exec),
+	T(trigger_changed_nothing),
 };
 
 int main(int argc, char **argv)

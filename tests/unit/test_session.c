@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "image.h"
@@ -601,10 +602,151 @@ static void kernel_text(void)
 	prec_session_free(s);
 }
 
+/*
+ * At the time of an exec both programs can run: the last instructions before
+ * execve carry the exec's timestamp as well as the first ones after it. At
+ * that very time the space is the new mappings over the old ones; from the
+ * next nanosecond on, the new program's alone.
+ */
+static void exec_time_space(void)
+{
+	struct prec_session *s = new_session();
+	struct prec_images *im;
+	struct prec_aspace *at;
+	struct sbuf b = { .n = 0 };
+	static const char *const paths[] = { "/sh", "/libc", "/ls" };
+	static uint8_t code[3][0x3000];
+	uint8_t buf[4];
+	const struct prec_map *m;
+
+	for (size_t k = 0; k < 3; k++) {
+		struct prec_image_desc d = { 0 };
+
+		memset(code[k], 0x10 * (int)(k + 1), sizeof(code[k]));
+		d.path = paths[k];
+		d.bytes = code[k];
+		d.size = sizeof(code[k]);
+		T_EQ_INT(prec_session_add_image(s, &d), 0);
+	}
+	comm(&b, 100, 100, "sh", true, 10);
+	mmap2(&b, 100, 100, 0x400000, 0x3000, 0, PROT_READ | PROT_EXEC, "/sh", NULL, 0, 10);
+	mmap2(&b, 100, 100, 0x700000, 0x1000, 0, PROT_READ | PROT_EXEC, "/libc", NULL, 0, 12);
+	/* the exec and the new program's first mappings, all at time 30 */
+	comm(&b, 100, 100, "ls", true, 30);
+	mmap2(&b, 100, 100, 0x400000, 0x1000, 0, PROT_READ | PROT_EXEC, "/ls", NULL, 0, 30);
+	mmap2(&b, 100, 100, 0x600000, 0x1000, 0, PROT_READ | PROT_EXEC, "/ls", NULL, 0, 30);
+	mmap2(&b, 100, 100, 0x700000, 0x1000, 0x1000, PROT_READ | PROT_EXEC, "/libc", NULL, 0,
+	      40);
+	T_EQ_INT(prec_session_add_sideband(s, b.b, b.n, -1), 7);
+	T_EQ_INT(prec_session_finalize(s), 0);
+	im = prec_session_images(s);
+
+	/* before: the old program */
+	m = prec_aspace_find(prec_images_aspace(im, 100, 29), 0x700010);
+	T_OK(m && !strcmp(prec_dso_path(m->dso), "/libc"));
+	/* at the exec's time: the old libc, the new program over the old one */
+	at = prec_images_aspace(im, 100, 30);
+	m = prec_aspace_find(at, 0x700010);
+	T_OK(m && !strcmp(prec_dso_path(m->dso), "/libc") && m->pgoff == 0);
+	m = prec_aspace_find(at, 0x400010);
+	T_OK(m && !strcmp(prec_dso_path(m->dso), "/ls") && m->end == 0x401000);
+	m = prec_aspace_find(at, 0x401010);
+	T_OK(m && !strcmp(prec_dso_path(m->dso), "/sh") && m->pgoff == 0x1000);
+	m = prec_aspace_find(at, 0x600000);
+	T_OK(m && !strcmp(prec_dso_path(m->dso), "/ls"));
+	T_EQ_INT(prec_aspace_read(at, 0x700004, buf, 4), 4);
+	T_EQ_INT(buf[0], 0x20);
+	T_EQ_INT(prec_aspace_read(at, 0x400004, buf, 4), 4);
+	T_EQ_INT(buf[0], 0x30);
+	T_EQ_U64(prec_aspace_end(at), 31);
+	T_EQ_INT(prec_aspace_pid(at), 100);
+	T_OK(prec_aspace_pt_image(at) != NULL);
+	/* the same space every time it is asked for */
+	T_OK(prec_images_aspace(im, 100, 30) == at);
+	/* after: the new program alone */
+	T_OK(prec_aspace_find(prec_images_aspace(im, 100, 31), 0x700010) == NULL);
+	T_OK(prec_aspace_find(prec_images_aspace(im, 100, 31), 0x401010) == NULL);
+	m = prec_aspace_find(prec_images_aspace(im, 100, 31), 0x400010);
+	T_OK(m && !strcmp(prec_dso_path(m->dso), "/ls"));
+	m = prec_aspace_find(prec_images_aspace(im, 100, 40), 0x700010);
+	T_OK(m && !strcmp(prec_dso_path(m->dso), "/libc") && m->pgoff == 0x1000);
+	/* the first exec has no program before it */
+	T_OK(prec_aspace_find(prec_images_aspace(im, 100, 10), 0x700010) == NULL);
+	T_EQ_INT(prec_session_nr_warnings(s), 0);
+	prec_session_free(s);
+}
+
+/*
+ * The warnings about code that is missing or from another build are in the
+ * session once it is finalized (ptdump prints them before decoding), one per
+ * file, for every process a stream traces; other mappings warn when used.
+ */
+static void warnings_at_finalize(void)
+{
+	static const uint8_t wrong[20] = { 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+					   0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+					   0x11, 0x11, 0x11, 0x11, 0x11, 0x11 };
+	char self[600];
+	uint8_t buf[4], d[16] = { 0x02, 0x82 };
+	size_t n = 0, i;
+	ssize_t k;
+
+	k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (!T_OK(k > 0))
+		return;
+	self[k] = '\0';
+	for (int per_cpu = 0; per_cpu < 2; per_cpu++) {
+		struct prec_session *s = new_session();
+		struct sbuf b = { .n = 0 };
+		bool missing = false, other = false, untraced = false;
+
+		comm(&b, 100, 100, "prog", true, 10);
+		/* thread 101 of process 100 has the stream */
+		fork_rec(&b, PERF_RECORD_FORK, 100, 100, 101, 100, 11);
+		mmap2(&b, 100, 100, 0x400000, 0x1000, 0, PROT_READ | PROT_EXEC,
+		      "/nonexistent/dir/a.so", NULL, 0, 12);
+		mmap2(&b, 100, 100, 0x500000, 0x1000, 0x1000, PROT_READ | PROT_EXEC,
+		      "/nonexistent/dir/a.so", NULL, 0, 13);
+		/* a file on disk, but of another build than the recording's */
+		mmap2(&b, 100, 100, 0x600000, 0x1000, 0, PROT_READ | PROT_EXEC, self, wrong, 20,
+		      14);
+		/* process 300 has no stream */
+		comm(&b, 300, 300, "other", true, 15);
+		mmap2(&b, 300, 300, 0x400000, 0x1000, 0, PROT_READ | PROT_EXEC,
+		      "/nonexistent/dir/b.so", NULL, 0, 16);
+		T_EQ_INT(prec_session_add_sideband(s, b.b, b.n, -1), 7);
+		if (per_cpu)
+			T_EQ_INT(prec_session_add_aux(s, 0, -1, 0, d, sizeof(d)), 0);
+		else
+			T_EQ_INT(prec_session_add_aux(s, -1, 101, 0, d, sizeof(d)), 0);
+		T_EQ_INT(prec_session_finalize(s), 0);
+		n = prec_session_nr_warnings(s);
+		for (i = 0; i < n; i++) {
+			const char *w = prec_session_warning(s, i);
+
+			missing |= strstr(w, "/nonexistent/dir/a.so") && strstr(w, "not found");
+			other |= strstr(w, self) && strstr(w, "build id");
+			untraced |= strstr(w, "b.so") != NULL;
+		}
+		T_OK(missing);
+		T_OK(other);
+		/* per CPU every process is traced */
+		T_EQ_INT(untraced, per_cpu);
+		T_EQ_INT(n, 2 + per_cpu);
+		/* the untraced process's missing file warns when its code is read */
+		T_EQ_INT(prec_aspace_read(prec_images_aspace(prec_session_images(s), 300, 20),
+					  0x400000, buf, 4),
+			 0);
+		T_EQ_INT(prec_session_nr_warnings(s), 3);
+		prec_session_free(s);
+	}
+}
+
 static const struct t_case cases[] = {
 	T(parse_records), T(stable_order),   T(malformed),	T(events_and_ids),
 	T(other_sample_type), T(aux_streams), T(tsc_conversion), T(thread_table),
-	T(warnings),	  T(address_spaces), T(kernel_text),
+	T(warnings),	  T(address_spaces), T(kernel_text),	 T(exec_time_space),
+	T(warnings_at_finalize),
 };
 
 int main(int argc, char **argv)
