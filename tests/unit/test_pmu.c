@@ -164,24 +164,41 @@ static void syscall_table_covers_tracefs(void)
 }
 
 /* fork()s a child that waits for a byte on a pipe, then runs @fn and exits. */
+/*
+ * Forks a child that runs @fn once told to go. It reports ready only after
+ * its own set-up syscalls (the closes), so counters opened afterwards see
+ * nothing but @fn's.
+ */
 static pid_t spawn(int *go, void (*fn)(void *), void *arg)
 {
-	int p[2];
+	int p[2], r[2];
 	pid_t pid;
+	char c;
 
 	if (pipe(p))
 		return -1;
+	if (pipe(r)) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
 	pid = fork();
 	if (pid == 0) {
-		char c;
-
 		close(p[1]);
-		if (read(p[0], &c, 1) != 1)
+		close(r[0]);
+		if (write(r[1], "r", 1) != 1 || read(p[0], &c, 1) != 1)
 			_exit(1);
 		fn(arg);
 		_exit(0);
 	}
 	close(p[0]);
+	close(r[1]);
+	if (pid > 0 && read(r[0], &c, 1) != 1) {
+		close(r[0]);
+		close(p[1]);
+		return -1;
+	}
+	close(r[0]);
 	*go = p[1];
 	return pid;
 }
