@@ -764,6 +764,32 @@ static void fill_info(const struct prec_record_opts *o, struct prec_tfile_info *
 	info->workload_argv = (const char *const *)o->argv;
 }
 
+/* The intel_pt config fields a decoder needs, as bit masks of the PMU's format. */
+static void pt_masks(const struct prec_pmu *pt, struct prec_tfile_machine *m)
+{
+	static const struct {
+		const char *term;
+		size_t off;
+	} fields[] = {
+		{ "tsc", offsetof(struct prec_tfile_machine, pt_tsc_mask) },
+		{ "mtc", offsetof(struct prec_tfile_machine, pt_mtc_mask) },
+		{ "cyc", offsetof(struct prec_tfile_machine, pt_cyc_mask) },
+		{ "noretcomp", offsetof(struct prec_tfile_machine, pt_noretcomp_mask) },
+		{ "mtc_period", offsetof(struct prec_tfile_machine, pt_mtc_period_mask) },
+		{ "cyc_thresh", offsetof(struct prec_tfile_machine, pt_cyc_thresh_mask) },
+		{ "psb_period", offsetof(struct prec_tfile_machine, pt_psb_period_mask) },
+		{ "branch", offsetof(struct prec_tfile_machine, pt_branch_mask) },
+	};
+	size_t i;
+
+	for (i = 0; i < PREC_ARRAY_SIZE(fields); i++) {
+		const struct prec_pmu_format *f = prec_pmu_format(pt, fields[i].term);
+
+		if (f)
+			memcpy((char *)m + fields[i].off, &f->mask, sizeof(uint64_t));
+	}
+}
+
 static void host_machine(struct rec *r, struct prec_tfile_machine *m)
 {
 	struct prec_time_conv tc;
@@ -810,22 +836,12 @@ static void host_machine(struct rec *r, struct prec_tfile_machine *m)
 	if (prec_pmu_load("intel_pt", &pt) == 0) {
 		char p[256];
 		uint64_t v;
-		const struct prec_pmu_format *f;
 
 		m->pt_pmu_type = pt->type;
-		if ((f = prec_pmu_format(pt, "tsc"))) m->pt_tsc_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "mtc"))) m->pt_mtc_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "cyc"))) m->pt_cyc_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "noretcomp"))) m->pt_noretcomp_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "mtc_period"))) m->pt_mtc_period_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "cyc_thresh"))) m->pt_cyc_thresh_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "psb_period"))) m->pt_psb_period_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "branch"))) m->pt_branch_mask = f->mask;
+		pt_masks(pt, m);
 		if (prec_sys_path(p, sizeof(p), "/sys/bus/event_source/devices/intel_pt/max_nonturbo_ratio") == 0 &&
 		    prec_read_u64(p, &v) == 0)
 			m->max_nonturbo_ratio = (uint32_t)v;
-		if (prec_sys_path(p, sizeof(p), "/sys/bus/event_source/devices/intel_pt/tsc_art_ratio") == 0)
-			(void)p;
 	}
 	prec_pmu_free(pt);
 	if (r->aux_idx >= 0) {
@@ -849,7 +865,6 @@ static void emu_machine(struct prec_tfile_machine *m)
 {
 	const struct prec_emu_cpu *c = &prec_emu_cpu;
 	struct prec_pmu *pt = NULL;
-	const struct prec_pmu_format *f;
 
 	memset(m, 0, sizeof(*m));
 	snprintf(m->arch, sizeof(m->arch), "x86_64");
@@ -870,16 +885,8 @@ static void emu_machine(struct prec_tfile_machine *m)
 	m->time_zero = 0;
 	m->flags = PREC_TFILE_M_CAP_USER_TIME | PREC_TFILE_M_CAP_USER_TIME_ZERO;
 	m->pt_pmu_type = PREC_PMU_TYPE_EMULATED;
-	if (prec_pmu_load_emulated(&pt) == 0) {
-		if ((f = prec_pmu_format(pt, "tsc"))) m->pt_tsc_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "mtc"))) m->pt_mtc_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "cyc"))) m->pt_cyc_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "noretcomp"))) m->pt_noretcomp_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "mtc_period"))) m->pt_mtc_period_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "cyc_thresh"))) m->pt_cyc_thresh_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "psb_period"))) m->pt_psb_period_mask = f->mask;
-		if ((f = prec_pmu_format(pt, "branch"))) m->pt_branch_mask = f->mask;
-	}
+	if (prec_pmu_load_emulated(&pt) == 0)
+		pt_masks(pt, m);
 	prec_pmu_free(pt);
 }
 
