@@ -19,6 +19,7 @@
 #include "rawpt.h"
 #include "snapshot.h"
 #include "output.h"
+#include "packets.h"
 #include "ptdump-cmds.h"
 #include "util.h"
 
@@ -34,6 +35,7 @@ static void usage(FILE *f)
 "      --insn-trace        every instruction, disassembled\n"
 "      --branches          every taken branch: from, to, kind\n"
 "      --events            raw decoder events (debugging)\n"
+"      --packets           every Intel PT packet with its offset and payload\n"
 "      --stats             file and decode statistics per stream\n"
 "      --info              header, machine, events, sizes\n"
 "      --sideband          every sideband record and trigger sample, in time order\n"
@@ -150,7 +152,7 @@ int main(int argc, char **argv)
 {
 	enum {
 		O_CALL = 256, O_CALLRET, O_INSN, O_BRANCHES, O_EVENTS, O_STATS, O_INFO,
-		O_SIDEBAND, O_RANGES, O_PID, O_TID, O_CPU, O_TIME, O_SYMBOL, O_SRCLINE, O_SYMFS,
+		O_SIDEBAND, O_RANGES, O_PACKETS, O_PID, O_TID, O_CPU, O_TIME, O_SYMBOL, O_SRCLINE, O_SYMFS,
 		O_SNAPSHOT, O_PT, O_ELF, O_IMAGE, O_MTC, O_NOM, O_C15A, O_C15B, O_TOPERF, O_TORAW,
 		O_BUILDID,
 	};
@@ -164,6 +166,7 @@ int main(int argc, char **argv)
 		{ "info", no_argument, NULL, O_INFO },
 		{ "sideband", no_argument, NULL, O_SIDEBAND },
 		{ "ranges", no_argument, NULL, O_RANGES },
+		{ "packets", no_argument, NULL, O_PACKETS },
 		{ "pid", required_argument, NULL, O_PID },
 		{ "tid", required_argument, NULL, O_TID },
 		{ "cpu", required_argument, NULL, O_CPU },
@@ -213,7 +216,7 @@ int main(int argc, char **argv)
 
 		switch (c) {
 		case O_CALL: case O_CALLRET: case O_INSN: case O_BRANCHES: case O_EVENTS:
-		case O_STATS: case O_INFO: case O_SIDEBAND: case O_RANGES:
+		case O_STATS: case O_INFO: case O_SIDEBAND: case O_RANGES: case O_PACKETS:
 			if (view && mode != c)
 				return cli_usage_error(NULL, "choose one view: %s and %s both given",
 						       view, argv[optind - 1]);
@@ -450,6 +453,14 @@ int main(int argc, char **argv)
 		break;
 	case O_SIDEBAND:
 		err = ptdump_sideband(s, &oo, stdout);
+		break;
+	case O_PACKETS:
+		err = prec_pt_dump_packets(s, &oo, stdout);
+		if (err == -EOPNOTSUPP) {
+			cli_err("--packets lists Intel PT packets; for CoreSight use --ranges, or "
+				"trc_pkt_lister on a snapshot");
+			goto out;
+		}
 		break;
 	case O_STATS:
 		if (r) {

@@ -9,7 +9,7 @@ _ptdump()
 	--pid|--tid|--cpu|--time|--symbol) return ;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "--call-trace --call-ret-trace --insn-trace --branches --events --stats --info --sideband --ranges --pid --tid --cpu --time --symbol --srcline --symfs --buildid-dir -i --input --snapshot --pt --elf --image --mtc-freq --nom-freq --cpuid-0x15.eax --cpuid-0x15.ebx --to-perf-data --to-raw -q --quiet -h --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--call-trace --call-ret-trace --insn-trace --branches --events --stats --info --sideband --ranges --packets --pid --tid --cpu --time --symbol --srcline --symfs --buildid-dir -i --input --snapshot --pt --elf --image --mtc-freq --nom-freq --cpuid-0x15.eax --cpuid-0x15.ebx --to-perf-data --to-raw -q --quiet -h --help" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi

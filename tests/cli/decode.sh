@@ -413,6 +413,22 @@ if part damage; then
 		fi
 		check_resync "corrupt: decoding resyncs, the rest matches the truth" dmg.expr corrupt.out
 
+		# The packet listing: clean on the undamaged file; on the damaged one,
+		# one error inside the damage, then psb and the packets after it.
+		t_run "packets: undamaged listing" 0 "$PTDUMP" --packets dmg.data
+		t_match "packets: starts with psb at offset 0" '^0000000000000000  psb$' "$(sed -n 2p <<<"$out")"
+		t_nomatch "packets: no error in an undamaged trace" 'error' "$out"
+		npsb=$(grep -c '  psb$' <<<"$out")
+		t_run "packets: damaged listing" 0 "$PTDUMP" --packets corrupt.data
+		pe=$(grep -m1 'error:' <<<"$out" | cut -d' ' -f1)
+		if [ -n "$pe" ] && [ "$((16#$pe))" -ge "$at" ] && [ "$((16#$pe))" -lt $((at + 16)) ]; then
+			t_pass "packets: error at offset $((16#$pe)) inside the damaged bytes"
+		else
+			t_fail "packets: error offset" "got '$pe' for damage at $at..$((at + 15))"
+		fi
+		t_match "packets: the listing resumes at a psb after the damage" 'error:.*resync' "$out"
+		t_eq "packets: every psb is listed, before and after the damage" "$npsb" "$(grep -c '  psb$' <<<"$out")"
+
 		# 3b. a piece of the stream cut out (the trace is rewritten in 4 KiB chunks)
 		at=$(((size / 2) / 4096 * 4096))
 		t_run "cut: rewrite" 0 ./decode_damage rewrite dmg.data cut.data --split 4096 --cut "$tid" "$at" 4096
