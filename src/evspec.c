@@ -991,6 +991,28 @@ static int apply_terms(struct parser *p, struct ev *e, struct term *t, size_t nt
 	return 0;
 }
 
+/* What may follow an event's name: "/terms/" with trailing modifiers, or ":modifiers". */
+static int parse_event_tail(struct parser *p, struct ev *e)
+{
+	struct term *t = NULL;
+	size_t nt = 0;
+	int err = 0;
+
+	if (peek(p) == '/') {
+		err = parse_terms(p, &t, &nt);
+		if (!err)
+			err = parse_tail_mods(p, e);
+		if (!err)
+			err = apply_terms(p, e, t, nt);
+	} else if (peek(p) == ':') {
+		p->i++;
+		err = parse_mods(p, e, true);
+	}
+	term_free(t, nt);
+	free(t);
+	return err;
+}
+
 /* ---- event kinds ---- */
 
 static int set_pmu_name(struct parser *p, struct ev *e, const char *name)
@@ -1186,8 +1208,6 @@ static int emulated_tracepoint(struct parser *p, struct ev *e, long spos, long n
 
 static int parse_tracepoint(struct parser *p, struct ev *e, char *sys, long spos)
 {
-	struct term *t = NULL;
-	size_t nt = 0;
 	char *name;
 	long npos;
 	int err;
@@ -1223,19 +1243,7 @@ static int parse_tracepoint(struct parser *p, struct ev *e, char *sys, long spos
 		err = resolve_tracepoint(p, e, spos, npos);
 	if (err)
 		return err;
-	if (peek(p) == '/') {
-		err = parse_terms(p, &t, &nt);
-		if (!err)
-			err = parse_tail_mods(p, e);
-		if (!err)
-			err = apply_terms(p, e, t, nt);
-	} else if (peek(p) == ':') {
-		p->i++;
-		err = parse_mods(p, e, true);
-	}
-	term_free(t, nt);
-	free(t);
-	return err;
+	return parse_event_tail(p, e);
 }
 
 static int parse_uprobe(struct parser *p, struct ev *e, bool ret)
@@ -1243,8 +1251,7 @@ static int parse_uprobe(struct parser *p, struct ev *e, bool ret)
 	struct prec_uprobe_target tg;
 	struct prec_diag ud = { 0 };
 	struct prec_pmu *pmu = NULL;
-	struct term *t = NULL;
-	size_t nt = 0, st;
+	size_t st;
 	char *path = NULL, *sym = NULL;
 	long ppos, spos, opos = -1;
 	uint64_t off = 0;
@@ -1373,19 +1380,8 @@ static int parse_uprobe(struct parser *p, struct ev *e, bool ret)
 	err = set_pmu_name(p, e, "uprobe");
 	if (err)
 		goto out;
-	if (peek(p) == '/') {
-		err = parse_terms(p, &t, &nt);
-		if (!err)
-			err = parse_tail_mods(p, e);
-		if (!err)
-			err = apply_terms(p, e, t, nt);
-	} else if (peek(p) == ':') {
-		p->i++;
-		err = parse_mods(p, e, true);
-	}
+	err = parse_event_tail(p, e);
 out:
-	term_free(t, nt);
-	free(t);
 	free(path);
 	free(sym);
 	return err;
@@ -1393,8 +1389,7 @@ out:
 
 static int parse_breakpoint(struct parser *p, struct ev *e)
 {
-	struct term *t = NULL;
-	size_t nt = 0, st;
+	size_t st;
 	long apos, lpos = -1, xpos = -1;
 	uint64_t addr, len = 0;
 	uint32_t type = 0;
@@ -1489,19 +1484,7 @@ static int parse_breakpoint(struct parser *p, struct ev *e)
 	err = set_pmu_name(p, e, "breakpoint");
 	if (err)
 		return err;
-	if (peek(p) == '/') {
-		err = parse_terms(p, &t, &nt);
-		if (!err)
-			err = parse_tail_mods(p, e);
-		if (!err)
-			err = apply_terms(p, e, t, nt);
-	} else if (peek(p) == ':') {
-		p->i++;
-		err = parse_mods(p, e, true);
-	}
-	term_free(t, nt);
-	free(t);
-	return err;
+	return parse_event_tail(p, e);
 }
 
 /* The rules that hold per event once its terms are known. */
