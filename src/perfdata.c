@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "coresight.h"
 #include "evspec.h"
 #include "perf_abi.h"
 #include "perf_format.h"
@@ -169,6 +170,11 @@ struct pd {
 	uint64_t pt_evtrace;
 	struct pd_etm_cpu *etm;
 	size_t nr_etm;
+	struct prec_cs_meta *cs;   /* cs_etm: trace unit metadata, until attached */
+	bool aux_cpu_known;
+	bool aux_per_cpu;          /* the first AUXTRACE record names a CPU */
+	unsigned nr_bad_hw_id;
+	bool hw_id_changed;
 
 	bool have_tc;
 	struct perf_record_time_conv tc;
@@ -1769,7 +1775,8 @@ static int feed_auxtrace(struct pd *pd, const uint8_t *p, bool transient, long p
 	struct pd_pend *pp;
 	int err;
 
-	if (pd->aux_type != PERF_AUXTRACE_INTEL_PT && pd->have_info)
+	if (pd->aux_type != PERF_AUXTRACE_INTEL_PT && pd->aux_type != PERF_AUXTRACE_CS_ETM &&
+	    pd->have_info)
 		return 0;
 	/* without AUXTRACE_INFO the record itself says how it was read */
 	if (pd->have_info ? pd->per_cpu : cpu >= 0)
@@ -1799,6 +1806,97 @@ static int feed_auxtrace(struct pd *pd, const uint8_t *p, bool transient, long p
 	pp->size = size;
 	pp->live = true;
 	return 0;
+}
+
+/*
+ * The CPU in the sample_id trailer of non-sample record @p, or -1 when its
+ * event's trailer holds none.
+ */
+static int trailer_cpu(const struct pd_event *e, const uint8_t *p, uint16_t size)
+{
+	uint64_t st = e->attr.sample_type;
+	size_t tl = trailer_len(e), at;
+
+	if (!tl || !(st & PERF_SAMPLE_CPU) || size < 8 + tl)
+		return -1;
+	at = size - tl + 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_TID |
+			PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID));
+	return (int32_t)rd32(p + at);
+}
+
+/*
+ * AUX_OUTPUT_HW_ID: the CoreSight trace ID a CPU's trace unit got when its
+ * event was scheduled (header version 2 leaves TRCTRACEIDR unused). The CPU
+ * is the one of the record's sample_id; with one trace unit, that one. A
+ * record that cannot be applied is noted and skipped: the decoder then says
+ * which CPU's trace it cannot tell apart.
+ */
+static int feed_hw_id(struct pd *pd, const uint8_t *p, uint16_t size, long pos)
+{
+	const struct prec_cs_source *src;
+	uint64_t id, hw_id;
+	uint8_t trace_id;
+	int ev, cpu = -1, err;
+
+	if (size < 16) {
+		if (!pd->nr_bad_hw_id++)
+			note2(pd, "AUX_OUTPUT_HW_ID record at offset %ld is too short; skipped", pos);
+		return 0;
+	}
+	hw_id = rd64(p + 8);
+	ev = record_event(pd, PERF_RECORD_AUX_OUTPUT_HW_ID, p, size, &id);
+	if (ev >= 0)
+		cpu = trailer_cpu(&pd->ev[ev], p, size);
+	if (cpu < 0 && pd->cs->n == 1)
+		cpu = pd->cs->src[0].cpu;
+	if (cpu < 0) {
+		if (!pd->nr_bad_hw_id++)
+			note2(pd, "AUX_OUTPUT_HW_ID record at offset %ld names no CPU (no sample_id "
+			      "CPU): its trace ID is not used", pos);
+		return 0;
+	}
+	src = prec_cs_meta_cpu(pd->cs, cpu);
+	err = prec_cs_hw_id_trace_id(hw_id, &trace_id);
+	if (!err && src && src->trace_id && src->trace_id != trace_id && !pd->hw_id_changed) {
+		pd->hw_id_changed = true;
+		note2(pd, "the trace ID of CPU %d changes from %#x to %#x during the recording: "
+		      "the last one is used for all its trace", cpu, src->trace_id, trace_id);
+	}
+	err = prec_cs_meta_apply_hw_id(pd->cs, cpu, hw_id);
+	if (err == -ENOMEM)
+		return err;
+	if (err && !pd->nr_bad_hw_id++)
+		note2(pd, "AUX_OUTPUT_HW_ID record at offset %ld (CPU %d, value %#" PRIx64 ") %s; "
+		      "skipped", pos, cpu, hw_id,
+		      err == -ENOENT ? "names a CPU without cs_etm metadata" :
+		      err == -PREC_E_VERSION ? "has an unknown version" :
+					       "holds a trace ID outside 1..0x6f");
+	return 0;
+}
+
+/*
+ * perf marks the AUX records of a TRBE (or other unformatted) sink with
+ * PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW; without it the data is in formatter
+ * frames. Per-thread streams move between CPUs, so there one raw record
+ * makes all raw (the decoder takes a per-thread stream's format from the
+ * first trace unit).
+ */
+static void cs_formats(struct pd *pd)
+{
+	size_t i, n = prec_session_nr_sb(pd->s);
+
+	for (i = 0; i < n; i++) {
+		const struct prec_sb *sb = prec_session_sb(pd->s, i);
+		const struct prec_evdesc *ev;
+
+		if (sb->type != PREC_SB_AUX || !(sb->u.aux.flags & PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW))
+			continue;
+		ev = prec_session_event(pd->s, sb->event);
+		if (ev && ev->kind != PREC_EVK_TRACER)
+			continue;
+		prec_cs_meta_set_format(pd->cs, pd->per_cpu && sb->cpu >= 0 ? sb->cpu : -1,
+					PREC_CS_FMT_RAW);
+	}
 }
 
 /* ---- walking the records ---- */
@@ -1945,6 +2043,8 @@ static int record(struct pd *pd, const uint8_t *p, uint64_t ext, long pos, bool 
 	if (pd->pass == 2) {
 		if (type == PERF_RECORD_AUXTRACE)
 			return feed_auxtrace(pd, p, inner, pos);
+		if (type == PERF_RECORD_AUX_OUTPUT_HW_ID && pd->cs)
+			return feed_hw_id(pd, p, size, pos);
 		if (type < PERF_RECORD_HEADER_ATTR)
 			return feed_sideband(pd, p, size, pos);
 		return 0;
@@ -1959,8 +2059,11 @@ static int record(struct pd *pd, const uint8_t *p, uint64_t ext, long pos, bool 
 	case PERF_RECORD_AUXTRACE_INFO:
 		return rec_auxtrace_info(pd, p, size, pos);
 	case PERF_RECORD_AUXTRACE:
-		if (!pd->nr_aux_records++)
+		if (!pd->nr_aux_records++) {
 			pd->first_reference = rd64(p + 24);
+			pd->aux_cpu_known = true;
+			pd->aux_per_cpu = (int32_t)rd32(p + 40) >= 0;
+		}
 		pd->rep->aux_bytes += ext - size;
 		return 0;
 	case PERF_RECORD_AUXTRACE_ERROR:
@@ -2350,6 +2453,45 @@ static void parse_cpuid(const char *s, struct prec_machine *m)
 	}
 }
 
+/*
+ * cs_etm: the trace units from priv[] (kept in pd->cs until the session
+ * takes them), timestamps through TIME_CONV, and streams per CPU or per
+ * thread as the AUXTRACE records were read (perf decides so too).
+ */
+static int cs_machine(struct pd *pd, struct prec_machine *m)
+{
+	uint64_t type = pd->priv[CS_PMU_TYPE_CPUS] >> 32;
+	size_t i;
+	int err;
+
+	/* the decoders and the A64 disassembler key on this vendor */
+	snprintf(m->vendor, sizeof(m->vendor), "ARM");
+	m->family = 0;
+	m->model = 0;
+	m->stepping = 0;
+	m->per_cpu = pd->aux_cpu_known ? pd->aux_per_cpu : true;
+	err = prec_cs_meta_from_auxtrace_info(pd->priv, pd->npriv, &pd->cs, pd->d);
+	if (err == -EOPNOTSUPP) {
+		char why[sizeof(pd->d->msg)];
+
+		snprintf(why, sizeof(why), "%s", pd->d->msg);
+		return prec_diag_set(pd->d, err, -1, "%s; only ETMv4 and ETE trace in perf.data "
+				     "can be decoded", why);
+	}
+	if (err)
+		return err;
+	for (i = 0; i < pd->nr_ev; i++)
+		if (pd->ev[i].attr.type == type)
+			break;
+	if (i == pd->nr_ev)
+		note(pd, "no event of the cs_etm PMU type %" PRIu64 " that AUXTRACE_INFO names",
+		     type);
+	if (!pd->have_tc && pd->nr_aux_records)
+		note(pd, "no TIME_CONV record: CoreSight timestamps are shown as they were "
+		     "recorded, not converted to perf time");
+	return 0;
+}
+
 static int make_machine(struct pd *pd, struct prec_machine *m)
 {
 	const uint64_t *pv = pd->priv;
@@ -2373,12 +2515,11 @@ static int make_machine(struct pd *pd, struct prec_machine *m)
 		return 0;
 	}
 	if (pd->aux_type == PERF_AUXTRACE_CS_ETM)
-		return prec_diag_set(pd->d, -EOPNOTSUPP, -1,
-				     "CoreSight (cs_etm) trace in perf.data is not supported yet");
+		return cs_machine(pd, m);
 	if (pd->aux_type != PERF_AUXTRACE_INTEL_PT)
 		return prec_diag_set(pd->d, -EOPNOTSUPP, -1,
 				     "AUX area trace of type %u in perf.data is not supported "
-				     "(only intel_pt)", pd->aux_type);
+				     "(only intel_pt and cs_etm)", pd->aux_type);
 	for (i = 0; i < pd->nr_ev; i++)
 		if (pd->ev[i].attr.type == pv[INTEL_PT_PMU_TYPE]) {
 			config = pd->ev[i].attr.config;
@@ -2571,6 +2712,7 @@ static void pd_free(struct pd *pd)
 	free(pd->priv);
 	free(pd->pt_filter);
 	free(pd->etm);
+	prec_cs_meta_free(pd->cs);
 	if (pd->zs)
 		ZSTD_freeDStream(pd->zs);
 	free(pd->zbuf);
@@ -2668,10 +2810,16 @@ static int load_common(struct prec_session *s, const void *buf, size_t len,
 	err = walk_data(pd);
 	if (!err)
 		find_aux_ends(pd);
+	if (!err && pd->cs)
+		cs_formats(pd);
 	for (i = 0; !err && i < pd->nr_pend; i++)
 		err = pend_flush(pd, &pd->pend[i], pd->pend[i].aux_end, !!pd->pend[i].aux_end, -1);
 	if (!err)
 		err = use_buildid_cache(pd);
+	if (!err && pd->cs) {
+		err = prec_cs_session_attach(s, pd->cs);
+		pd->cs = NULL;
+	}
 	if (!err)
 		err = prec_session_finalize(s);
 out:

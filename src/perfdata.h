@@ -36,8 +36,19 @@
  *     shows where the trace ended; before a hole it cannot be told from
  *     trace and stays (zero bytes, PAD packets to the decoder).
  *
- * cs_etm (CoreSight) perf.data is recognised and its AUXTRACE_INFO header is
- * checked, but loading it fails with -EOPNOTSUPP (not supported yet).
+ * cs_etm (CoreSight) perf.data loads like a ptrec file with etm blocks: the
+ * machine's vendor is "ARM" (so prec_decoder_for_session() picks the
+ * CoreSight decoder), the trace units of AUXTRACE_INFO's priv[] (header
+ * versions 0 to 2, ETMv4 and ETE blocks) are attached to the session
+ * (coresight.h), timestamps convert through TIME_CONV, and the streams are
+ * per CPU when the AUXTRACE records name a CPU, else per thread (as perf
+ * decides). A CPU whose tracer AUX records carry
+ * PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW holds unformatted (TRBE) data, all
+ * others formatter frames; for per-thread streams one such record makes
+ * all units raw. AUX_OUTPUT_HW_ID records give the trace ID of the CPU in
+ * their sample_id (with one unit, that unit); a record that names no known
+ * CPU or an invalid ID is skipped with a note, and the last ID of a CPU
+ * holds for all its trace. ETMv3/PTM blocks fail with -EOPNOTSUPP.
  *
  * Every size and offset in the file is checked against the file size before
  * use, the sections must not overlap, allocations are capped by what the
@@ -133,7 +144,8 @@ struct prec_perfdata_report {
  * (a directory without a perf.data "data" file),
  * -PREC_E_FORMAT (malformed or not perf.data), -PREC_E_TRUNCATED (ends inside
  * the header or its sections), -PREC_E_VERSION (byte-swapped or v1 file),
- * -EOPNOTSUPP (CoreSight or another AUX area type not supported yet),
+ * -EOPNOTSUPP (an AUX area type other than intel_pt and cs_etm, or
+ * ETMv3/PTM CoreSight trace),
  * -EFBIG (input larger than the cap), -ENOMEM.
  */
 int prec_perfdata_load(struct prec_session *s, const char *path,
@@ -154,8 +166,8 @@ int prec_perfdata_load_buf(struct prec_session *s, const void *buf, size_t len,
  * form and sections, the features (hostname, os release, perf version, arch,
  * CPU, cpuid, CPUs, memory, command line, build ids, compression, ...), the
  * events (name, type, config, sample_type, aux_action, ids), the
- * AUXTRACE_INFO contents, TIME_CONV, and the record counts by type. Works for
- * cs_etm files too (their trace is not loaded). Returns 0 or a negative error
+ * AUXTRACE_INFO contents, TIME_CONV, and the record counts by type (the
+ * trace itself is not decoded). Returns 0 or a negative error
  * as prec_perfdata_load() (@d says what).
  */
 int prec_perfdata_describe(const char *path, const struct prec_perfdata_opts *o,

@@ -20,6 +20,7 @@
 #include <intel-pt.h>
 #include <zstd.h>
 
+#include "coresight.h"
 #include "harness.h"
 #include "image.h"
 #include "load.h"
@@ -1335,8 +1336,11 @@ static void aux_action_kinds(void)
 	free(in);
 }
 
-/* cs_etm: the header is read and described, loading says "not supported yet". */
-static void cs_etm_not_yet(void)
+/*
+ * cs_etm: the header is read and described; loading attaches the trace units
+ * to an "ARM" session (decoding is checked in test_perfdata_cs).
+ */
+static void cs_etm_header(void)
 {
 	const char *p = record("tp.data", "-o tp.data -e syscalls:sys_enter_newuname -- uname");
 	struct prec_buf pre = { 0 }, b = { 0 };
@@ -1361,8 +1365,12 @@ static void cs_etm_not_yet(void)
 	prec_buf_append(&pre, &h, sizeof(h));
 	prec_buf_append(&pre, pv, sizeof(pv));
 	out = splice(in, len, NULL, NULL, 0, pre.data, pre.len, NULL, 0, NULL, &outlen);
-	T_EQ_INT(prec_perfdata_load_buf(s, out, outlen, NULL, &rep, &d), -EOPNOTSUPP);
-	T_CONTAINS(d.msg, "not supported yet");
+	T_EQ_INT(prec_perfdata_load_buf(s, out, outlen, NULL, &rep, &d), 0);
+	T_EQ_STR(prec_session_machine(s)->vendor, "ARM");
+	if (T_OK(prec_cs_session_meta(s))) {
+		T_EQ_INT(prec_cs_session_meta(s)->n, 2);
+		T_OK(prec_cs_meta_cpu(prec_cs_session_meta(s), 1) != NULL);
+	}
 	T_EQ_INT(prec_perfdata_describe_buf(out, outlen, NULL, &b, &d), 0);
 	T_CONTAINS(b.data, "cs_etm (CoreSight), header version 1, pmu type 9, 2 CPUs");
 	T_CONTAINS(b.data, "cpu 1: ETMv4, 8 parameters");
@@ -2327,7 +2335,7 @@ LC(describe_matches_perf_header)
 LC(auxtrace_per_cpu)
 LC(auxtrace_per_thread_and_short_info)
 LC(aux_action_kinds)
-LC(cs_etm_not_yet)
+LC(cs_etm_header)
 LC(round_trip_calls)
 LC(round_trip_threads)
 LC(round_trip_windows)
@@ -2357,7 +2365,7 @@ static const struct t_case cases[] = {
 	C(auxtrace_per_cpu),
 	C(auxtrace_per_thread_and_short_info),
 	C(aux_action_kinds),
-	C(cs_etm_not_yet),
+	C(cs_etm_header),
 	C(round_trip_calls),
 	C(round_trip_threads),
 	C(round_trip_windows),
