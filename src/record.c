@@ -71,7 +71,6 @@ struct rec {
 	struct prec_tfile_writer *w;
 	struct prec_mapset *maps;
 	struct prec_attr track;
-	uint64_t track_id;
 	uint64_t data_bytes, aux_bytes;
 	int err;      /* first error from a callback */
 	bool etm;     /* the CoreSight software tracer runs */
@@ -325,8 +324,7 @@ static void prepare_tracking(struct rec *r)
 static int open_target(struct rec *r, struct target *t)
 {
 	size_t g, ng = prec_evlist_nr_groups(r->el);
-	int owner = -1, aux_fd = -1, first = -1, fd, err;
-	size_t start = r->nfds, i;
+	int aux_fd = -1, fd, err;
 
 	for (g = 0; g < ng; g++) {
 		size_t f, n, k;
@@ -339,9 +337,7 @@ static int open_target(struct rec *r, struct target *t)
 
 			prepare_attr(r, &a, ev, k == 0);
 			fd = prec_perf_event_open(&a, t->tid, t->cpu, leader, PERF_FLAG_FD_CLOEXEC);
-			if (fd < 0 && fd == -EACCES && !a.exclude_kernel && ev->aux) {
-				/* leave the message to open_error: no silent change of scope */
-			}
+			/* No silent retry with a narrower scope: the message says what to change. */
 			if (fd < 0)
 				return open_error(r, ev, fd);
 			err = push_fd(r, fd, (int)(f + k));
@@ -353,8 +349,6 @@ static int open_target(struct rec *r, struct target *t)
 				leader = fd;
 			if (ev->aux)
 				aux_fd = fd;
-			if (first < 0)
-				first = fd;
 		}
 	}
 	fd = prec_perf_event_open(&r->track, t->tid, t->cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -365,12 +359,8 @@ static int open_target(struct rec *r, struct target *t)
 		close(fd);
 		return err;
 	}
-	r->track_id = r->track_id ? r->track_id : r->fds[r->nfds - 1].id;
-	owner = aux_fd >= 0 ? aux_fd : fd;
-	t->owner = owner;
-	(void)first;
-	(void)start;
-	(void)i;
+	/* The AUX area must be mapped on the tracer's own fd; the rest redirects to it. */
+	t->owner = aux_fd >= 0 ? aux_fd : fd;
 	return 0;
 }
 
@@ -1075,12 +1065,8 @@ static int finish_file(struct rec *r)
 	if (!err && !r->o->emulate && traces_kernel(r))
 		write_kernel_material(r);
 	fill_stats(r, &st, ss);
-	if (!err) {
-		struct prec_tfile_stats *ws = NULL;
-
+	if (!err)
 		err = prec_tfile_writer_close(r->w, &st);
-		(void)ws;
-	}
 	free(ss);
 	if (stat(r->o->output, &sb) == 0)
 		r->res->file_bytes = (uint64_t)sb.st_size;
@@ -1297,8 +1283,8 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 	struct rec *r = c->r;
 	int err;
 
-	err = prec_ring_count_record(&r->res->counts, rec);
-	(void)err;
+	/* A malformed AUX/LOST record is only not counted; it is still kept. */
+	prec_ring_count_record(&r->res->counts, rec);
 	err = prec_mapset_note(r->maps, rec, size);
 	if (!err)
 		err = prec_tfile_write_sideband(r->w, -1, rec, size);
