@@ -94,6 +94,19 @@ t_eq "SIGINT: exit status of the stopped workload (SIGTERM)" 143 "$rc"
 t_match "SIGINT: the file is complete" 'complete \(' "$("$PTDUMP" --info i.data)"
 t_match "SIGINT: samples were kept" 'SAMPLE' "$(sb i.data)"
 
+# 6b. A second SIGINT while the first is handled: ptrec exits at once.
+"$PTREC" record -q -e "$EV" -o i2.data -- sh -c 'trap "" TERM; while :; do uname >/dev/null; done' >i2.out 2>i2.err </dev/null &
+rp=$!
+sleep 1.5
+kill -INT "$rp"
+sleep 0.3
+kill -INT "$rp"
+wait "$rp"
+t_eq "second SIGINT: exits at once (128+SIGINT)" 130 "$?"
+# The workload ignores SIGTERM and outlives ptrec: end it here.
+pkill -KILL -f 'TERM; while :; do uname' || true
+t_run "second SIGINT: the file still reads" 0 "$PTDUMP" --sideband i2.data
+
 # 7. SIGKILL: the file reads up to its last whole chunk.
 "$PTREC" record -q -e "$EV" -o k.data -- sh -c 'while :; do uname >/dev/null; done' &
 rp=$!
