@@ -196,30 +196,6 @@ struct pd {
 	uint8_t rec[65536 + 64];  /* a re-encoded record */
 };
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return v;
-}
-
 static void wr64(uint8_t *p, uint64_t v)
 {
 	memcpy(p, &v, 8);
@@ -359,7 +335,7 @@ int prec_perfdata_probe(const void *head, size_t n)
 	if (!head || n < 8)
 		return 0;
 	if (!memcmp(p, PERF_MAGIC2, 8)) {
-		if (n >= 16 && rd64(p + 8) == PIPE_HEADER_SIZE)
+		if (n >= 16 && prec_rd64(p + 8) == PIPE_HEADER_SIZE)
 			return PREC_PERFDATA_PIPE;
 		return PREC_PERFDATA_FILE;
 	}
@@ -617,7 +593,7 @@ static int get_string(const uint8_t *p, size_t n, size_t *pos, char **out)
 
 	if (n - *pos < 4)
 		return -PREC_E_FORMAT;
-	len = rd32(p + *pos);
+	len = prec_rd32(p + *pos);
 	if (len > n - *pos - 4)
 		return -PREC_E_FORMAT;
 	*pos += 4;
@@ -679,7 +655,7 @@ static int add_event(struct pd *pd, const uint8_t *attr, size_t attr_bytes, cons
 	e->attr_bytes = (uint32_t)attr_bytes;
 	e->sess = -1;
 	for (i = 0; i < nr_ids; i++) {
-		err = event_add_id(pd, e, rd64(ids + 8 * i));
+		err = event_add_id(pd, e, prec_rd64(ids + 8 * i));
 		if (err)
 			return err;
 	}
@@ -729,8 +705,8 @@ static int feat_build_id(struct pd *pd, const uint8_t *p, size_t n, long pos)
 		if (n - off < 8)
 			return prec_diag_set(pd->d, -PREC_E_FORMAT, pos + (long)off,
 					     "build-id list ends inside a record header");
-		misc = rd16(p + off + 4);
-		size = rd16(p + off + 6);
+		misc = prec_rd16(p + off + 4);
+		size = prec_rd16(p + off + 6);
 		if (size < 36 || size > n - off)
 			return prec_diag_set(pd->d, -PREC_E_FORMAT, pos + (long)off,
 					     "build-id record of size %u (at least 36, at most the "
@@ -745,7 +721,7 @@ static int feat_build_id(struct pd *pd, const uint8_t *p, size_t n, long pos)
 		b = &pd->bids[pd->nr_bids];
 		memset(b, 0, sizeof(*b));
 		b->seq = pd->nr_bids;
-		b->pid = (int32_t)rd32(p + off + 8);
+		b->pid = (int32_t)prec_rd32(p + off + 8);
 		b->misc = misc;
 		memcpy(b->id, p + off + 12, PREC_BUILD_ID_MAX);
 		b->size = PREC_BUILD_ID_MAX;
@@ -769,8 +745,8 @@ static int feat_event_desc(struct pd *pd, const uint8_t *p, size_t n, long pos)
 
 	if (n < 8)
 		return prec_diag_set(pd->d, -PREC_E_FORMAT, pos, "event_desc feature too short");
-	nre = rd32(p);
-	sz = rd32(p + 4);
+	nre = prec_rd32(p);
+	sz = prec_rd32(p + 4);
 	if (sz < ATTR_SIZE_VER0 || sz > 4096 || nre > MAX_EVENTS || (uint64_t)nre * (sz + 8) > n)
 		return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 				     "event_desc feature: %u events of %u-byte attrs do not fit "
@@ -789,7 +765,7 @@ static int feat_event_desc(struct pd *pd, const uint8_t *p, size_t n, long pos)
 			goto bad;
 		attr_copy(&pd->desc_attr[i], p + off, sz);
 		off += sz;
-		nr = rd32(p + off);
+		nr = prec_rd32(p + off);
 		off += 4;
 		err = get_string(p, n, &off, &name);
 		if (err == -ENOMEM)
@@ -801,7 +777,7 @@ static int feat_event_desc(struct pd *pd, const uint8_t *p, size_t n, long pos)
 		if (nr > (n - off) / 8)
 			goto bad;
 		for (k = 0; k < nr; k++) {
-			err = add_name(pd, rd64(p + off + 8 * k), name, false);
+			err = add_name(pd, prec_rd64(p + off + 8 * k), name, false);
 			if (err)
 				return err;
 		}
@@ -821,7 +797,7 @@ static int feat_pmu_mappings(struct pd *pd, const uint8_t *p, size_t n, long pos
 
 	if (n < 4)
 		return prec_diag_set(pd->d, -PREC_E_FORMAT, pos, "pmu_mappings feature too short");
-	nr = rd32(p);
+	nr = prec_rd32(p);
 	if (nr > n / 8)
 		return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 				     "pmu_mappings feature: %u entries in %zu bytes", nr, n);
@@ -833,7 +809,7 @@ static int feat_pmu_mappings(struct pd *pd, const uint8_t *p, size_t n, long pos
 	for (i = 0; i < nr; i++) {
 		if (n - off < 4)
 			goto bad;
-		pd->pmus[i].type = rd32(p + off);
+		pd->pmus[i].type = prec_rd32(p + off);
 		off += 4;
 		err = get_string(p, n, &off, &pd->pmus[i].name);
 		if (err == -ENOMEM)
@@ -887,26 +863,26 @@ static int feature(struct pd *pd, unsigned feat, const uint8_t *p, size_t n, lon
 		if (n < 8)
 			return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 					     "nrcpus feature too short");
-		pd->cpus_avail = rd32(p);
-		pd->cpus_online = rd32(p + 4);
+		pd->cpus_avail = prec_rd32(p);
+		pd->cpus_online = prec_rd32(p + 4);
 		return 0;
 	case PERF_HEADER_TOTAL_MEM:
 		if (n < 8)
 			return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 					     "total_mem feature too short");
-		pd->total_mem = rd64(p);
+		pd->total_mem = prec_rd64(p);
 		return 0;
 	case PERF_HEADER_CMDLINE:
 		if (pd->cmdline)
 			return 0;
-		if (n < 4 || rd32(p) > (n - 4) / 4)
+		if (n < 4 || prec_rd32(p) > (n - 4) / 4)
 			return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 					     "cmdline feature: bad argument count");
-		pd->cmdline = calloc(rd32(p) + 1, sizeof(char *));
+		pd->cmdline = calloc(prec_rd32(p) + 1, sizeof(char *));
 		if (!pd->cmdline)
 			return -ENOMEM;
 		off = 4;
-		for (i = 0; i < rd32(p); i++) {
+		for (i = 0; i < prec_rd32(p); i++) {
 			err = get_string(p, n, &off, &pd->cmdline[i]);
 			if (err == -PREC_E_FORMAT)
 				return prec_diag_set(pd->d, err, pos + (long)off,
@@ -928,24 +904,24 @@ static int feature(struct pd *pd, unsigned feat, const uint8_t *p, size_t n, lon
 			return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 					     "compressed feature too short");
 		pd->have_comp = true;
-		pd->comp_ver = rd32(p);
-		pd->comp_type = rd32(p + 4);
-		pd->comp_level = rd32(p + 8);
-		pd->comp_ratio = rd32(p + 12);
-		pd->comp_mmap_len = rd32(p + 16);
+		pd->comp_ver = prec_rd32(p);
+		pd->comp_type = prec_rd32(p + 4);
+		pd->comp_level = prec_rd32(p + 8);
+		pd->comp_ratio = prec_rd32(p + 12);
+		pd->comp_mmap_len = prec_rd32(p + 16);
 		return 0;
 	case PERF_HEADER_SAMPLE_TIME:
 		if (n < 16)
 			return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 					     "sample_time feature too short");
 		pd->have_stime = true;
-		pd->stime_first = rd64(p);
-		pd->stime_last = rd64(p + 8);
+		pd->stime_first = prec_rd64(p);
+		pd->stime_last = prec_rd64(p + 8);
 		return 0;
 	case PERF_HEADER_CLOCKID:
 		if (n >= 8) {
 			pd->have_clockid = true;
-			pd->clockid_res = rd64(p);
+			pd->clockid_res = prec_rd64(p);
 		}
 		return 0;
 	default:
@@ -1038,7 +1014,7 @@ static int check_layout(struct pd *pd, size_t nattr, size_t nfeat, bool data_ope
 		err = push_sect(&secs, &nsec, pd->data_off, pd->data_len, "data");
 	for (i = 0; !err && i < nattr; i++) {
 		const uint8_t *a = pd->buf + fh->attrs.offset + i * asz;
-		uint64_t ioff = rd64(a + asz - 16), isize = rd64(a + asz - 8);
+		uint64_t ioff = prec_rd64(a + asz - 16), isize = prec_rd64(a + asz - 8);
 
 		snprintf(what, sizeof(what), "ids of attr %zu", i);
 		if (isize % 8)
@@ -1070,9 +1046,9 @@ static int check_layout(struct pd *pd, size_t nattr, size_t nfeat, bool data_ope
 				continue;
 			e = pd->buf + feat_off + 16 * i++;
 			snprintf(what, sizeof(what), "%s feature", feat_name(bit));
-			err = check_sect(pd, rd64(e), rd64(e + 8), what);
+			err = check_sect(pd, prec_rd64(e), prec_rd64(e + 8), what);
 			if (!err)
-				err = push_sect(&secs, &nsec, rd64(e), rd64(e + 8), what);
+				err = push_sect(&secs, &nsec, prec_rd64(e), prec_rd64(e + 8), what);
 		}
 		if (err)
 			goto out;
@@ -1156,7 +1132,7 @@ static int read_file_header(struct pd *pd)
 		return err;
 	for (i = 0; i < nattr; i++) {
 		const uint8_t *a = pd->buf + fh->attrs.offset + i * attr_size;
-		uint64_t ioff = rd64(a + attr_size - 16), isize = rd64(a + attr_size - 8);
+		uint64_t ioff = prec_rd64(a + attr_size - 16), isize = prec_rd64(a + attr_size - 8);
 
 		err = add_event(pd, a, (size_t)attr_size - 16, pd->buf + ioff, (size_t)(isize / 8),
 				(long)(fh->attrs.offset + i * attr_size));
@@ -1173,7 +1149,7 @@ static int read_file_header(struct pd *pd)
 		if (!feat_set(fh, bit))
 			continue;
 		e = pd->buf + feat_off + 16 * i++;
-		err = feature(pd, bit, pd->buf + rd64(e), (size_t)rd64(e + 8), (long)rd64(e));
+		err = feature(pd, bit, pd->buf + prec_rd64(e), (size_t)prec_rd64(e + 8), (long)prec_rd64(e));
 		if (err)
 			return err;
 	}
@@ -1188,7 +1164,7 @@ static int rec_attr(struct pd *pd, const uint8_t *p, uint16_t size, long pos)
 
 	if (size < 8 + ATTR_SIZE_VER0)
 		return prec_diag_set(pd->d, -PREC_E_FORMAT, pos, "ATTR record of %u bytes", size);
-	asz = rd32(p + 8 + 4);
+	asz = prec_rd32(p + 8 + 4);
 	if (!asz)
 		asz = ATTR_SIZE_VER0;
 	if (asz < ATTR_SIZE_VER0 || asz > size - 8u || (size - 8u - asz) % 8)
@@ -1209,7 +1185,7 @@ static int rec_id_index(struct pd *pd, const uint8_t *p, uint16_t size, long pos
 
 	if (size < 16)
 		return prec_diag_set(pd->d, -PREC_E_FORMAT, pos, "ID_INDEX record too short");
-	nr = rd64(p + 8);
+	nr = prec_rd64(p + 8);
 	if (nr > (size - 16u) / 32)
 		return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 				     "ID_INDEX record: %" PRIu64 " entries do not fit %u bytes",
@@ -1223,13 +1199,13 @@ static int rec_event_update(struct pd *pd, const uint8_t *p, uint16_t size, long
 
 	if (size < 24)
 		return prec_diag_set(pd->d, -PREC_E_FORMAT, pos, "EVENT_UPDATE record too short");
-	if (rd64(p + 8) != 2 /* PERF_EVENT_UPDATE__NAME */ || size == 24)
+	if (prec_rd64(p + 8) != 2 /* PERF_EVENT_UPDATE__NAME */ || size == 24)
 		return 0;
 	z = memchr(p + 24, 0, size - 24u);
 	if (!z)
 		return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 				     "EVENT_UPDATE name is not terminated");
-	return add_name(pd, rd64(p + 16), (const char *)p + 24, true);
+	return add_name(pd, prec_rd64(p + 16), (const char *)p + 24, true);
 }
 
 static int intel_pt_info(struct pd *pd, long pos)
@@ -1340,7 +1316,7 @@ static int rec_auxtrace_info(struct pd *pd, const uint8_t *p, uint16_t size, lon
 	memcpy(pd->priv, p + 16, n * 8);
 	pd->npriv = n;
 	pd->have_info = true;
-	pd->aux_type = rd32(p + 8);
+	pd->aux_type = prec_rd32(p + 8);
 	pd->rep->auxtrace_type = pd->aux_type;
 	switch (pd->aux_type) {
 	case PERF_AUXTRACE_INTEL_PT:
@@ -1362,8 +1338,8 @@ static void rec_auxtrace_error(struct pd *pd, const uint8_t *p, uint16_t size)
 	memcpy(msg, p + 48, 64);
 	msg[64] = '\0';
 	note(pd, "the file holds a decoder error perf recorded: cpu %d pid %d tid %d ip %#" PRIx64
-	     ": %s", (int32_t)rd32(p + 16), (int32_t)rd32(p + 20), (int32_t)rd32(p + 24),
-	     rd64(p + 32), msg);
+	     ": %s", (int32_t)prec_rd32(p + 16), (int32_t)prec_rd32(p + 20), (int32_t)prec_rd32(p + 24),
+	     prec_rd64(p + 32), msg);
 }
 
 /* ---- feeding the session ---- */
@@ -1452,7 +1428,7 @@ static int record_event(struct pd *pd, uint32_t type, const uint8_t *p, uint16_t
 	}
 	if (at + 8 > size)
 		return pd->nr_ev == 1 ? 0 : -1;
-	id = rd64(p + at);
+	id = prec_rd64(p + at);
 	*idp = id;
 	if (pd->nr_ev == 1 || !id)
 		return 0;
@@ -1487,8 +1463,8 @@ static struct pd_bid *bid_for_path(struct pd *pd, const char *path)
 static long reencode(struct pd *pd, const uint8_t *p, uint16_t size, const struct pd_event *e,
 		     uint64_t id)
 {
-	uint32_t type = rd32(p);
-	uint16_t misc = rd16(p + 4);
+	uint32_t type = prec_rd32(p);
+	uint16_t misc = prec_rd16(p + 4);
 	uint64_t st = e->attr.sample_type;
 	uint8_t *q = pd->rec;
 	size_t tl = trailer_len(e), body, n = 0;
@@ -1530,7 +1506,7 @@ static long reencode(struct pd *pd, const uint8_t *p, uint16_t size, const struc
 		if (b) {
 			size_t name = (size_t)(z - (p + fn)) + 1;
 
-			if (type == PERF_RECORD_MMAP2 ? rd32(p + 64) & PROT_EXEC :
+			if (type == PERF_RECORD_MMAP2 ? prec_rd32(p + 64) & PROT_EXEC :
 							!(misc & PERF_RECORD_MISC_MMAP_DATA))
 				b->exec_mapped = true;
 			n = PREC_ALIGN_UP(72 + name, 8);
@@ -1546,8 +1522,8 @@ static long reencode(struct pd *pd, const uint8_t *p, uint16_t size, const struc
 			q[40] = b->size;
 			memcpy(q + 44, b->id, b->size);
 			if (type == PERF_RECORD_MMAP2) {
-				prot = rd32(p + 64);
-				wr32(q + 68, rd32(p + 68));
+				prot = prec_rd32(p + 64);
+				wr32(q + 68, prec_rd32(p + 68));
 			} else if (misc & PERF_RECORD_MISC_MMAP_DATA) {
 				prot = PROT_READ;
 			}
@@ -1575,7 +1551,7 @@ static long reencode(struct pd *pd, const uint8_t *p, uint16_t size, const struc
 			uint64_t tm = 0;
 
 			if ((type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT) && body >= 32)
-				tm = rd64(p + 24);
+				tm = prec_rd64(p + 24);
 			wr64(q + n, tm);
 			n += 8;
 		}
@@ -1628,7 +1604,7 @@ static bool session_models(uint32_t type)
 
 static int feed_sideband(struct pd *pd, const uint8_t *p, uint16_t size, long pos)
 {
-	uint32_t type = rd32(p);
+	uint32_t type = prec_rd32(p);
 	uint64_t id;
 	long n;
 	int ev, err;
@@ -1770,8 +1746,8 @@ static void find_aux_ends(struct pd *pd)
 
 static int feed_auxtrace(struct pd *pd, const uint8_t *p, bool transient, long pos)
 {
-	uint64_t size = rd64(p + 8), offset = rd64(p + 16);
-	int32_t tid = (int32_t)rd32(p + 36), cpu = (int32_t)rd32(p + 40);
+	uint64_t size = prec_rd64(p + 8), offset = prec_rd64(p + 16);
+	int32_t tid = (int32_t)prec_rd32(p + 36), cpu = (int32_t)prec_rd32(p + 40);
 	struct pd_pend *pp;
 	int err;
 
@@ -1821,7 +1797,7 @@ static int trailer_cpu(const struct pd_event *e, const uint8_t *p, uint16_t size
 		return -1;
 	at = size - tl + 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_TID |
 			PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID));
-	return (int32_t)rd32(p + at);
+	return (int32_t)prec_rd32(p + at);
 }
 
 /*
@@ -1843,7 +1819,7 @@ static int feed_hw_id(struct pd *pd, const uint8_t *p, uint16_t size, long pos)
 			note2(pd, "AUX_OUTPUT_HW_ID record at offset %ld is too short; skipped", pos);
 		return 0;
 	}
-	hw_id = rd64(p + 8);
+	hw_id = prec_rd64(p + 8);
 	ev = record_event(pd, PERF_RECORD_AUX_OUTPUT_HW_ID, p, size, &id);
 	if (ev >= 0)
 		cpu = trailer_cpu(&pd->ev[ev], p, size);
@@ -1911,8 +1887,8 @@ static int walk(struct pd *pd, const uint8_t *p, size_t len, long base, bool inn
 static int extent(struct pd *pd, const uint8_t *p, size_t avail, long pos, uint64_t *ext,
 		  bool inner)
 {
-	uint32_t type = rd32(p);
-	uint16_t size = rd16(p + 6);
+	uint32_t type = prec_rd32(p);
+	uint16_t size = prec_rd16(p + 6);
 	uint64_t extra = 0;
 
 	if (size < 8)
@@ -1930,13 +1906,13 @@ static int extent(struct pd *pd, const uint8_t *p, size_t avail, long pos, uint6
 						     "AUXTRACE record at offset %ld has size %u "
 						     "(48 expected)", pos, size);
 			if (size <= avail)
-				extra = rd64(p + 8);
+				extra = prec_rd64(p + 8);
 		} else {
 			if (size < 16)
 				return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 						     "TRACING_DATA record too short");
 			if (size <= avail)
-				extra = PREC_ALIGN_UP((uint64_t)rd32(p + 8), 8);
+				extra = PREC_ALIGN_UP((uint64_t)prec_rd32(p + 8), 8);
 		}
 	}
 	/* a payload past the input (however large the claim) reads as "cut short" */
@@ -2002,14 +1978,14 @@ static int decompress(struct pd *pd, const uint8_t *src, size_t n, long pos)
 
 static int rec_compressed(struct pd *pd, const uint8_t *p, uint16_t size, long pos)
 {
-	uint32_t type = rd32(p);
+	uint32_t type = prec_rd32(p);
 	size_t hdr = type == PERF_RECORD_COMPRESSED2 ? 16 : 8, n;
 
 	if (size < hdr)
 		return prec_diag_set(pd->d, -PREC_E_FORMAT, pos, "COMPRESSED record too short");
 	n = size - hdr;
 	if (type == PERF_RECORD_COMPRESSED2) {
-		uint64_t ds = rd64(p + 8);
+		uint64_t ds = prec_rd64(p + 8);
 
 		if (ds > n)
 			return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
@@ -2025,8 +2001,8 @@ static int rec_compressed(struct pd *pd, const uint8_t *p, uint16_t size, long p
 /* One record (its header checked, @ext bytes available). */
 static int record(struct pd *pd, const uint8_t *p, uint64_t ext, long pos, bool inner)
 {
-	uint32_t type = rd32(p);
-	uint16_t size = rd16(p + 6);
+	uint32_t type = prec_rd32(p);
+	uint16_t size = prec_rd16(p + 6);
 
 	if (pd->pass == 1) {
 		if (type < PREC_PERFDATA_NR_TYPES)
@@ -2060,9 +2036,9 @@ static int record(struct pd *pd, const uint8_t *p, uint64_t ext, long pos, bool 
 		return rec_auxtrace_info(pd, p, size, pos);
 	case PERF_RECORD_AUXTRACE:
 		if (!pd->nr_aux_records++) {
-			pd->first_reference = rd64(p + 24);
+			pd->first_reference = prec_rd64(p + 24);
 			pd->aux_cpu_known = true;
-			pd->aux_per_cpu = (int32_t)rd32(p + 40) >= 0;
+			pd->aux_per_cpu = (int32_t)prec_rd32(p + 40) >= 0;
 		}
 		pd->rep->aux_bytes += ext - size;
 		return 0;
@@ -2083,8 +2059,8 @@ static int record(struct pd *pd, const uint8_t *p, uint64_t ext, long pos, bool 
 			return prec_diag_set(pd->d, -PREC_E_FORMAT, pos,
 					     "FEATURE record too short");
 		/* perf ends its pipe features with an empty HEADER_LAST_FEATURE marker */
-		if (rd64(p + 8) < PERF_HEADER_FEAT_BITS && size > 16) {
-			unsigned f = (unsigned)rd64(p + 8);
+		if (prec_rd64(p + 8) < PERF_HEADER_FEAT_BITS && size > 16) {
+			unsigned f = (unsigned)prec_rd64(p + 8);
 
 			pd->rep->feat_bits[f / 64] |= 1ull << (f % 64);
 			return feature(pd, f, p + 16, size - 16u, pos + 16);

@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "ring.h"
+#include "util.h"
 
 #define REC_MAX 65536	/* header.size is 16 bits */
 
@@ -241,22 +242,6 @@ int prec_ring_time_conv(const struct prec_ring *r, struct prec_time_conv *tc)
 
 /* ---- records ---- */
 
-static uint64_t rd64(const void *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t rd32(const void *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 int prec_ring_count_record(struct prec_ring_counts *c, const struct perf_event_header *h)
 {
 	const uint8_t *p = (const uint8_t *)h;
@@ -272,8 +257,8 @@ int prec_ring_count_record(struct prec_ring_counts *c, const struct perf_event_h
 		if (h->size < sizeof(*h) + 24)
 			return -PREC_E_FORMAT;
 		c->aux_records++;
-		c->aux_bytes += rd64(p + 16);
-		flags = rd64(p + 24);
+		c->aux_bytes += prec_rd64(p + 16);
+		flags = prec_rd64(p + 24);
 		c->truncated += !!(flags & PERF_AUX_FLAG_TRUNCATED);
 		c->overwrite += !!(flags & PERF_AUX_FLAG_OVERWRITE);
 		c->partial += !!(flags & PERF_AUX_FLAG_PARTIAL);
@@ -285,12 +270,12 @@ int prec_ring_count_record(struct prec_ring_counts *c, const struct perf_event_h
 		if (h->size < sizeof(*h) + 16)
 			return -PREC_E_FORMAT;
 		c->lost_events++;
-		c->lost += rd64(p + 16);
+		c->lost += prec_rd64(p + 16);
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (h->size < sizeof(*h) + 8)
 			return -PREC_E_FORMAT;
-		c->lost_samples += rd64(p + 8);
+		c->lost_samples += prec_rd64(p + 8);
 		break;
 	case PERF_RECORD_ITRACE_START:
 		c->itrace_starts++;
@@ -332,11 +317,11 @@ int prec_perf_sample_id(const struct perf_event_header *h, struct prec_sample_id
 		return -PREC_E_FORMAT;
 	/* Trailer order: TID (pid, tid), TIME, CPU (cpu, res), IDENTIFIER last. */
 	t = (const uint8_t *)h + h->size - 32;
-	sid->pid = rd32(t);
-	sid->tid = rd32(t + 4);
-	sid->time = rd64(t + 8);
-	sid->cpu = rd32(t + 16);
-	sid->id = rd64(t + 24);
+	sid->pid = prec_rd32(t);
+	sid->tid = prec_rd32(t + 4);
+	sid->time = prec_rd64(t + 8);
+	sid->cpu = prec_rd32(t + 16);
+	sid->id = prec_rd64(t + 24);
 	return 0;
 }
 
@@ -350,12 +335,12 @@ int prec_perf_parse_sample(const struct perf_event_header *h, struct prec_trigge
 		return -PREC_E_FORMAT;
 	/* Sample order: IDENTIFIER, IP, TID, TIME, CPU, PERIOD. */
 	p = (const uint8_t *)h + sizeof(*h);
-	s->id = rd64(p);
-	s->ip = rd64(p + 8);
-	s->pid = rd32(p + 16);
-	s->tid = rd32(p + 20);
-	s->time = rd64(p + 24);
-	s->cpu = rd32(p + 32);
-	s->period = rd64(p + 40);
+	s->id = prec_rd64(p);
+	s->ip = prec_rd64(p + 8);
+	s->pid = prec_rd32(p + 16);
+	s->tid = prec_rd32(p + 20);
+	s->time = prec_rd64(p + 24);
+	s->cpu = prec_rd32(p + 32);
+	s->period = prec_rd64(p + 40);
 	return 0;
 }

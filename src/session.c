@@ -284,22 +284,6 @@ int prec_session_event_by_id(const struct prec_session *s, uint64_t id)
 
 /* ---- sideband parsing ---- */
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
 static size_t trailer_size(uint64_t st)
 {
 	return 8 * (size_t)__builtin_popcountll(st & SB_TRAILER_BITS);
@@ -309,26 +293,26 @@ static size_t trailer_size(uint64_t st)
 static void parse_trailer(const uint8_t *p, uint64_t st, struct prec_sb *sb, uint64_t *id)
 {
 	if (st & PERF_SAMPLE_TID) {
-		sb->pid = (int32_t)rd32(p);
-		sb->tid = (int32_t)rd32(p + 4);
+		sb->pid = (int32_t)prec_rd32(p);
+		sb->tid = (int32_t)prec_rd32(p + 4);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_TIME) {
-		sb->time = rd64(p);
+		sb->time = prec_rd64(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_ID) {
-		*id = rd64(p);
+		*id = prec_rd64(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_STREAM_ID)
 		p += 8;
 	if (st & PERF_SAMPLE_CPU) {
-		sb->cpu = (int32_t)rd32(p);
+		sb->cpu = (int32_t)prec_rd32(p);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_IDENTIFIER)
-		*id = rd64(p);
+		*id = prec_rd64(p);
 }
 
 static uint64_t event_sample_type(const struct prec_session *s, int ev)
@@ -378,7 +362,7 @@ static int parse_sample(const struct prec_session *s, const uint8_t *p, size_t s
 	int ev = -1;
 
 	if ((st & PERF_SAMPLE_IDENTIFIER) && size >= 16) {
-		ev = prec_session_event_by_id(s, rd64(q));
+		ev = prec_session_event_by_id(s, prec_rd64(q));
 		st = event_sample_type(s, ev);
 	}
 	sb->event = ev;
@@ -389,15 +373,15 @@ static int parse_sample(const struct prec_session *s, const uint8_t *p, size_t s
 		code;                                                          \
 		q += 8;                                                        \
 	}
-	TAKE(PERF_SAMPLE_IDENTIFIER, id = rd64(q));
-	TAKE(PERF_SAMPLE_IP, sb->u.sample.ip = rd64(q));
-	TAKE(PERF_SAMPLE_TID, sb->pid = (int32_t)rd32(q); sb->tid = (int32_t)rd32(q + 4));
-	TAKE(PERF_SAMPLE_TIME, sb->time = rd64(q));
+	TAKE(PERF_SAMPLE_IDENTIFIER, id = prec_rd64(q));
+	TAKE(PERF_SAMPLE_IP, sb->u.sample.ip = prec_rd64(q));
+	TAKE(PERF_SAMPLE_TID, sb->pid = (int32_t)prec_rd32(q); sb->tid = (int32_t)prec_rd32(q + 4));
+	TAKE(PERF_SAMPLE_TIME, sb->time = prec_rd64(q));
 	TAKE(PERF_SAMPLE_ADDR, (void)0);
-	TAKE(PERF_SAMPLE_ID, id = rd64(q));
+	TAKE(PERF_SAMPLE_ID, id = prec_rd64(q));
 	TAKE(PERF_SAMPLE_STREAM_ID, (void)0);
-	TAKE(PERF_SAMPLE_CPU, sb->cpu = (int32_t)rd32(q));
-	TAKE(PERF_SAMPLE_PERIOD, sb->u.sample.period = rd64(q));
+	TAKE(PERF_SAMPLE_CPU, sb->cpu = (int32_t)prec_rd32(q));
+	TAKE(PERF_SAMPLE_PERIOD, sb->u.sample.period = prec_rd64(q));
 #undef TAKE
 	sb->u.sample.id = id;
 	if (ev < 0 && (st & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)))
@@ -425,7 +409,7 @@ static int push_sb(struct prec_session *s, const struct prec_sb *sb)
 /* Parses one record; returns 1 if kept, 0 if skipped, or a negative error. */
 static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, int ring_cpu)
 {
-	uint32_t type = rd32(p);
+	uint32_t type = prec_rd32(p);
 	uint16_t misc;
 	struct prec_sb sb;
 	const uint8_t *end = p + size, *body_end;
@@ -468,7 +452,7 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 	/* Find the event (and so the trailer layout) from the trailing identifier. */
 	st = s->sample_type;
 	if ((st & PERF_SAMPLE_IDENTIFIER) && size >= 16) {
-		ev = prec_session_event_by_id(s, rd64(end - 8));
+		ev = prec_session_event_by_id(s, prec_rd64(end - 8));
 		st = event_sample_type(s, ev);
 	}
 	tsz = trailer_size(st);
@@ -492,11 +476,11 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 
 		NEED(fn + 1);
 		sb.type = PREC_SB_MMAP;
-		sb.pid = (int32_t)rd32(p + 8);
-		sb.tid = (int32_t)rd32(p + 12);
-		sb.u.mmap.start = rd64(p + 16);
-		sb.u.mmap.len = rd64(p + 24);
-		sb.u.mmap.pgoff = rd64(p + 32);
+		sb.pid = (int32_t)prec_rd32(p + 8);
+		sb.tid = (int32_t)prec_rd32(p + 12);
+		sb.u.mmap.start = prec_rd64(p + 16);
+		sb.u.mmap.len = prec_rd64(p + 24);
+		sb.u.mmap.pgoff = prec_rd64(p + 32);
 		if (type == PERF_RECORD_MMAP2) {
 			if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 				uint8_t bsz = p[40];
@@ -506,7 +490,7 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 				sb.u.mmap.build_id_size = bsz;
 				memcpy(sb.u.mmap.build_id, p + 44, bsz);
 			}
-			sb.u.mmap.prot = rd32(p + 64);
+			sb.u.mmap.prot = prec_rd32(p + 64);
 		} else {
 			sb.u.mmap.prot = (misc & PERF_RECORD_MISC_MMAP_DATA) ?
 						 PROT_READ : PROT_READ | PROT_EXEC;
@@ -531,8 +515,8 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 	case PERF_RECORD_COMM:
 		NEED(17);
 		sb.type = PREC_SB_COMM;
-		sb.pid = (int32_t)rd32(p + 8);
-		sb.tid = (int32_t)rd32(p + 12);
+		sb.pid = (int32_t)prec_rd32(p + 8);
+		sb.tid = (int32_t)prec_rd32(p + 12);
 		sb.u.comm.exec = misc & PERF_RECORD_MISC_COMM_EXEC;
 		n = bounded_strlen(p + 16, body_end);
 		if (n < 0)
@@ -544,12 +528,12 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 	case PERF_RECORD_EXIT:
 		NEED(32);
 		sb.type = type == PERF_RECORD_FORK ? PREC_SB_FORK : PREC_SB_EXIT;
-		sb.pid = (int32_t)rd32(p + 8);
-		sb.u.fork.ppid = (int32_t)rd32(p + 12);
-		sb.tid = (int32_t)rd32(p + 16);
-		sb.u.fork.ptid = (int32_t)rd32(p + 20);
+		sb.pid = (int32_t)prec_rd32(p + 8);
+		sb.u.fork.ppid = (int32_t)prec_rd32(p + 12);
+		sb.tid = (int32_t)prec_rd32(p + 16);
+		sb.u.fork.ptid = (int32_t)prec_rd32(p + 20);
 		if (!(st & PERF_SAMPLE_TIME))
-			sb.time = rd64(p + 24);
+			sb.time = prec_rd64(p + 24);
 		break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
@@ -560,28 +544,28 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 		if (type == PERF_RECORD_SWITCH_CPU_WIDE) {
 			NEED(16);
 			sb.u.sw.cpu_wide = true;
-			sb.u.sw.next_prev_pid = (int32_t)rd32(p + 8);
-			sb.u.sw.next_prev_tid = (int32_t)rd32(p + 12);
+			sb.u.sw.next_prev_pid = (int32_t)prec_rd32(p + 8);
+			sb.u.sw.next_prev_tid = (int32_t)prec_rd32(p + 12);
 		}
 		break;
 	case PERF_RECORD_ITRACE_START:
 		NEED(16);
 		sb.type = PREC_SB_ITRACE_START;
-		sb.pid = (int32_t)rd32(p + 8);
-		sb.tid = (int32_t)rd32(p + 12);
+		sb.pid = (int32_t)prec_rd32(p + 8);
+		sb.tid = (int32_t)prec_rd32(p + 12);
 		break;
 	case PERF_RECORD_AUX:
 		NEED(32);
 		sb.type = PREC_SB_AUX;
-		sb.u.aux.offset = rd64(p + 8);
-		sb.u.aux.size = rd64(p + 16);
-		sb.u.aux.flags = rd64(p + 24);
+		sb.u.aux.offset = prec_rd64(p + 8);
+		sb.u.aux.size = prec_rd64(p + 16);
+		sb.u.aux.flags = prec_rd64(p + 24);
 		break;
 	case PERF_RECORD_LOST:
 		NEED(24);
 		sb.type = PREC_SB_LOST;
-		sb.u.lost.id = rd64(p + 8);
-		sb.u.lost.lost = rd64(p + 16);
+		sb.u.lost.id = prec_rd64(p + 8);
+		sb.u.lost.lost = prec_rd64(p + 16);
 		break;
 	}
 #undef NEED

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include "common.h"
 
 /* A growable byte/string buffer. Zero-initialise before use. */
@@ -47,6 +48,35 @@ unsigned prec_edit_distance(const char *a, const char *b, unsigned max);
  */
 const char *prec_sysroot(void);
 int prec_sys_path(char *buf, size_t size, const char *fmt, ...) prec_printf(3, 4);
+
+/*
+ * Native-endian loads from possibly unaligned memory (perf records as the
+ * kernel wrote them). The trace file's own little-endian fields have theirs
+ * in tfile_read.c.
+ */
+static inline uint16_t prec_rd16(const void *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint32_t prec_rd32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t prec_rd64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
 /* Monotonic clock in nanoseconds. */
 uint64_t prec_now_ns(void);
