@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
-# Decode benchmark: ptdump --call-trace on a large software-tracer recording.
-# Not part of make check.
+# Decode benchmark: every ptdump view against the bare libipt loop and
+# against perf script, on software-tracer recordings of a synthetic loop and
+# of real programs, with and without return compression. Not part of make
+# check.
 #   bench/decode.sh [SIZE] [DIR]
 # SIZE is the argument of tests/progs/loop (thousands of outer iterations;
 # default 3500, which with noretcomp gives about 110 MB of Intel PT). DIR
-# holds the trace file while the benchmark runs (default: a new directory in
-# /tmp; about 15 MB). B names the build directory (default build; run
-# 'make B=... tests' first).
+# holds the trace files while the benchmark runs (default: a new directory in
+# /tmp). B names the build directory (default build; run 'make B=... tests
+# bench' first).
+# Environment:
+#   WORKLOADS  which recordings (default "loop gzip python"): loop is
+#              tests/progs/loop SIZE, gzip is gzip -9 of GZIP_MB (default 2)
+#              MB of text, python is python3 running a short script
+#   RETCOMP    "noretcomp retcomp" (default): each workload recorded with
+#              return compression off and on
+#   VIEWS      the ptdump views timed (default: --stats --call-trace
+#              --call-ret-trace --branches --events --insn-trace)
+#   RUNS       runs of each decode; the least CPU time counts (default 1)
+# The last row of each trace is --stats with whole streams in memory
+# (--buffer 0): its RSS against the --stats row's (the default windows of 2
+# MiB) shows what decoding in windows saves.
 #
-# Prints, for --call-trace (and, to separate decoding from formatting, for
-# --stats, which decodes everything and prints only counts): wall time, MB of
-# PT per second, million instructions per second (instructions from
-# --stats), CPU time and peak resident memory (from /usr/bin/time -v when
-# installed, else getrusage of the children through bash's times).
-# Then the same trace exported with ptdump --to-perf-data and decoded by
-# perf's own decoder (perf script --call-trace), in the same run, and the
-# ratio of the two.
+# For each trace and view: CPU time (user + system; other load on the
+# machine disturbs it less than wall time) and wall time, MB of PT and
+# million instructions per CPU-second, peak resident memory, and the ratios
+# to the libipt floor (bench/ipt_floor with ptdump's block-decoder
+# configuration, on the raw export of the same stream and images) and to
+# perf script --call-trace on the same trace exported with --to-perf-data.
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -24,14 +36,21 @@ SIZE=${1:-3500}
 PTREC=$BD/ptrec
 PTDUMP=$BD/ptdump
 LOOP=$BD/progs/loop
+FLOOR=$BD/bench/ipt_floor
+WORKLOADS=${WORKLOADS:-loop gzip python}
+RETCOMP=${RETCOMP:-noretcomp retcomp}
+VIEWS=${VIEWS:---stats --call-trace --call-ret-trace --branches --events --insn-trace}
+RUNS=${RUNS:-1}
+GZIP_MB=${GZIP_MB:-2}
 export PTREC_PLUGIN=${PTREC_PLUGIN:-$BD/ptrec-emu.so}
 for f in "$PTREC" "$PTDUMP" "$PTREC_PLUGIN" "$LOOP"; do
 	if [ ! -e "$f" ]; then
-		echo "missing $f: run 'make B=$B tests' first" >&2
+		echo "missing $f: run 'make B=$B tests bench' first" >&2
 		exit 2
 	fi
 done
 command -v qemu-x86_64 >/dev/null || { echo "qemu-x86_64 not found: apt-get install qemu-user" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time not found: apt-get install time" >&2; exit 2; }
 if [ -n "${2:-}" ]; then
 	DIR=$2
 	mkdir -p "$DIR" || exit 2
@@ -39,80 +58,120 @@ else
 	DIR=$(mktemp -d /tmp/ptrec-bench.XXXXXX) || exit 2
 	trap 'rm -rf "$DIR"' EXIT
 fi
-TIME=
-[ -x /usr/bin/time ] && TIME=/usr/bin/time
 
 now() { date +%s%N; }
 
-echo "machine: $(nproc) CPUs, $(uname -r); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "== recording: ptrec record --emulate -e intel_pt/noretcomp/u -- loop $SIZE"
-t0=$(now)
-"$PTREC" record --emulate -q -e intel_pt/noretcomp/u -o "$DIR/bench.data" -- "$LOOP" "$SIZE" >/dev/null ||
-	{ echo "recording failed" >&2; exit 1; }
-t1=$(now)
-stats=$("$PTDUMP" --stats "$DIR/bench.data")
-bytes=$(sed -n 's/^total: [0-9]* streams*, \([0-9]*\) bytes$/\1/p' <<<"$stats")
-insns=$(sed -n 's/^instructions: \([0-9]*\)$/\1/p' <<<"$stats")
-errors=$(sed -n 's/^errors: \([0-9]*\)$/\1/p' <<<"$stats")
-if [ -z "$bytes" ] || [ -z "$insns" ]; then
-	echo "cannot read ptdump --stats:" >&2
-	echo "$stats" >&2
-	exit 1
-fi
-awk -v b="$bytes" -v i="$insns" -v s="$(( (t1 - t0) / 1000000 ))" -v f="$(stat -c %s "$DIR/bench.data")" 'BEGIN {
-	printf "trace: %.1f MB of PT (%d bytes), %.1f million instructions, %.2f bytes/insn; file %.1f MB; recorded in %.1f s\n",
-		b / 1e6, b, i / 1e6, b / i, f / 1e6, s / 1000 }'
-[ "$bytes" -lt 100000000 ] && echo "note: under 100 MB of PT; use a larger SIZE for the reference figures"
-[ "${errors:-0}" != 0 ] && echo "note: the decode reported $errors errors"
+# measure CMD...: runs CMD RUNS times, output to /dev/null; sets cpu (the
+# least user + system seconds), wall (seconds of that run) and rss (the
+# largest peak resident set, MB).
+measure() {
+	local i t0 t1 c r
+	cpu= wall= rss=0
+	for ((i = 0; i < RUNS; i++)); do
+		t0=$(now)
+		/usr/bin/time -f '%U %S %M' -o "$DIR/time.txt" "$@" >/dev/null 2>"$DIR/err.txt"
+		t1=$(now)
+		c=$(awk 'END { printf "%.2f", $1 + $2 }' "$DIR/time.txt")
+		r=$(awk 'END { printf "%.1f", $3 / 1024 }' "$DIR/time.txt")
+		if [ -z "$cpu" ] || awk -v a="$c" -v b="$cpu" 'BEGIN { exit !(a < b) }'; then
+			cpu=$c
+			wall=$(awk -v n=$((t1 - t0)) 'BEGIN { printf "%.2f", n / 1e9 }')
+		fi
+		rss=$(awk -v a="$r" -v b="$rss" 'BEGIN { print (a > b) ? a : b }')
+	done
+}
 
-# run LABEL CMD...: one timed decode of the whole file, output to /dev/null.
-run() {
-	local view=$1 t0 t1 wall rss cpu
-	shift
-	if [ -n "$TIME" ]; then
-		t0=$(now)
-		"$TIME" -v -o "$DIR/time.txt" "$@" >/dev/null 2>"$DIR/err.txt"
-		t1=$(now)
-		rss=$(sed -n 's/.*Maximum resident set size (kbytes): \([0-9]*\)/\1/p' "$DIR/time.txt")
-		cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$DIR/time.txt")
-	else
-		t0=$(now)
-		"$@" >/dev/null 2>"$DIR/err.txt"
-		t1=$(now)
-		rss=
-		cpu=$(times | tail -n 1 | awk '{ print $1 " user " $2 " sys" }')
-	fi
-	wall=$(( (t1 - t0) / 1000000 ))
-	eval "wall_${view//[^a-z]/_}=$wall"
-	awk -v v="$view" -v b="$bytes" -v i="$insns" -v ms="$wall" -v rss="$rss" -v cpu="$cpu" 'BEGIN {
-		s = ms / 1000
-		printf "%-14s wall %7.2f s  %6.2f MB PT/s  %6.2f Minsn/s  CPU %s s (%s MB PT per CPU-s)  peak RSS %s\n",
-			v, s, b / 1e6 / s, i / 1e6 / s, cpu, (cpu + 0 > 0) ? sprintf("%.2f", b / 1e6 / cpu) : "n/a",
-			(rss != "") ? sprintf("%.1f MB", rss / 1024) : "n/a" }'
-	[ -s "$DIR/err.txt" ] && sed 's/^/    stderr: /' "$DIR/err.txt" | head -n 3
+# record NAME RETCOMP CMD...: a software-tracer recording of CMD.
+record() {
+	local name=$1 rc=$2 ev=intel_pt//u t0 t1
+	shift 2
+	[ "$rc" = noretcomp ] && ev=intel_pt/noretcomp/u
+	t0=$(now)
+	"$PTREC" record --emulate -q -e "$ev" -o "$DIR/$name.data" -- "$@" >/dev/null 2>"$DIR/rec.err" ||
+		{ echo "recording $name failed:" >&2; head -n 3 "$DIR/rec.err" >&2; return 1; }
+	t1=$(now)
+	echo "== $name: $* (recorded in $(( (t1 - t0) / 1000000 )) ms)"
+}
+
+# row LABEL: one line of figures for the last measure.
+row() {
+	awk -v v="$1" -v b="$bytes" -v i="$insns" -v c="$cpu" -v w="$wall" -v rss="$rss" \
+		-v f="${floor_cpu:-0}" -v p="${perf_cpu:-0}" 'BEGIN {
+		cc = (c > 0) ? c : 0.005
+		printf "  %-18s CPU %6.2f s  wall %6.2f s  %7.2f MB/s  %7.2f Minsn/s  RSS %6.1f MB", v, c, w, b / 1e6 / cc, i / 1e6 / cc, rss
+		if (f > 0) printf "  x%.2f floor", cc / f
+		if (p > 0) printf "  perf/this %.2f", p / cc
+		printf "\n" }'
+	[ -s "$DIR/err.txt" ] && sed 's/^/      stderr: /' "$DIR/err.txt" | head -n 2
 	return 0
 }
 
-echo "== decoding (output to /dev/null)"
-run --call-trace "$PTDUMP" --call-trace "$DIR/bench.data"
-run --stats "$PTDUMP" --stats "$DIR/bench.data"
-if command -v perf >/dev/null; then
-	echo "== the same trace through perf's own decoder"
-	if "$PTDUMP" -q --to-perf-data "$DIR/bench.perf" "$DIR/bench.data"; then
-		run perf-call-trace perf script -i "$DIR/bench.perf" --symfs "$DIR/bench.perf.debug" --call-trace
-		# shellcheck disable=SC2154
-		awk -v p="$wall_perf_call_trace" -v q="$wall___call_trace" 'BEGIN {
-			if (q > 0) printf "ratio: perf script --call-trace takes %.2fx the wall time of ptdump --call-trace\n", p / q }'
-	else
-		echo "export failed"
+# bench NAME: every view of $DIR/NAME.data against the floor and perf.
+bench() {
+	local name=$1 data=$DIR/$1.data stats errors args v
+	stats=$("$PTDUMP" --stats "$data")
+	bytes=$(sed -n 's/^total: [0-9]* streams*, \([0-9]*\) bytes$/\1/p' <<<"$stats")
+	insns=$(sed -n 's/^instructions: \([0-9]*\)$/\1/p' <<<"$stats")
+	errors=$(sed -n 's/^errors: \([0-9]*\)$/\1/p' <<<"$stats")
+	if [ -z "$bytes" ] || [ -z "$insns" ]; then
+		echo "cannot read ptdump --stats:" >&2
+		echo "$stats" >&2
+		return 1
 	fi
-fi
+	awk -v b="$bytes" -v i="$insns" -v f="$(stat -c %s "$data")" 'BEGIN {
+		printf "  trace: %.1f MB of PT, %.1f million instructions, %.2f bytes/insn; file %.1f MB\n",
+			b / 1e6, i / 1e6, b / i, f / 1e6 }'
+	[ "${errors:-0}" != 0 ] && echo "  note: the decode reported $errors errors"
+	floor_cpu= perf_cpu=
+	# The floor: one stream's raw export (the largest), ptdump's configuration.
+	rm -rf "$DIR/raw"
+	if [ -x "$FLOOR" ] && "$PTDUMP" -q --to-raw "$DIR/raw" "$data" 2>/dev/null; then
+		args=$(ls -S "$DIR"/raw/*.ptxed.args | head -n 1)
+		measure sh -c "cd '$DIR/raw' && exec '$FLOOR' --ptdump-config 1 \$(cat '$args')"
+		row libipt-floor
+		floor_cpu=$cpu
+		[ "$(ls "$DIR"/raw/*.ptxed.args | wc -l)" -gt 1 ] &&
+			echo "      (the floor decodes the largest of $(ls "$DIR"/raw/*.ptxed.args | wc -l) streams only)"
+	fi
+	if command -v perf >/dev/null && "$PTDUMP" -q --to-perf-data "$DIR/$name.perf" "$data"; then
+		measure perf script -i "$DIR/$name.perf" --symfs "$DIR/$name.perf.debug" --call-trace
+		row perf-call-trace
+		perf_cpu=$cpu
+	fi
+	for v in $VIEWS; do
+		measure "$PTDUMP" "$v" "$data"
+		row "ptdump $v"
+	done
+	# Memory: whole streams in memory against the default decode windows.
+	measure "$PTDUMP" --stats --buffer 0 "$data"
+	row "--stats --buffer 0"
+	rm -rf "$DIR/raw" "$DIR/$name.perf" "$DIR/$name.perf.debug"
+}
+
+echo "machine: $(nproc) CPUs, $(uname -r); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for w in $WORKLOADS; do
+	for rc in $RETCOMP; do
+		case $w in
+		loop) record "loop-$rc" "$rc" "$LOOP" "$SIZE" || continue ;;
+		gzip)
+			[ -e "$DIR/gzip.in" ] || seq 1 100000000 | head -c $((GZIP_MB * 1000000)) >"$DIR/gzip.in"
+			record "gzip-$rc" "$rc" /bin/gzip -9 -c "$DIR/gzip.in" || continue ;;
+		python)
+			record "python-$rc" "$rc" /usr/bin/python3 -S -c \
+				'import json; d = {str(i): [i] * 8 for i in range(20000)}; print(len(json.dumps(sorted(d.items()))))' ||
+				continue ;;
+		*) echo "unknown workload $w" >&2; continue ;;
+		esac
+		bench "$w-$rc"
+		rm -f "$DIR/$w-$rc.data"
+	done
+done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "MB PT/s: Intel PT bytes decoded per wall-clock second; Minsn/s: instructions"
-echo "(from --stats) per wall-clock second; per CPU-s: the same per second of CPU"
-echo "time (user + system), which other load on the machine disturbs less."
-echo "--stats decodes the same trace but prints only counts, so the difference to"
-echo "--call-trace is the formatting."
-echo "perf-call-trace: perf script --call-trace on the exported perf.data (perf's"
-echo "own Intel PT decoder), the same trace in the same run."
+echo "CPU: user + system seconds (the least of RUNS runs); MB/s and Minsn/s: MB of"
+echo "Intel PT and million instructions (from --stats) per CPU-second; RSS: peak"
+echo "resident memory. x floor: CPU time over that of bench/ipt_floor, libipt's block"
+echo "decoder alone on the same stream and images configured as ptdump's (blocks end"
+echo "at calls and jumps, tick events), no events or output. perf/this: CPU time of"
+echo "perf script --call-trace (perf's own Intel PT decoder) on the same trace"
+echo "exported with ptdump --to-perf-data, over this view's."

@@ -28,9 +28,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ring.h"
-#include "tfile.h"
-#include "util.h"
+#include "record/ring.h"
+#include "tracefile/tfile.h"
+#include "base/util.h"
 
 #define PAGE 4096
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emulate.h"
-#include "util.h"
+#include "record/emulate.h"
+#include "base/util.h"
 
 struct acc {
 	uint64_t insns, pt, sb;

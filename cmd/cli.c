@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "util.h"
+#include "base/util.h"
 
 const char *cli_prog = "ptrec";
 int cli_verbose;
@@ -61,20 +61,38 @@ void cli_dbg(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * The text with a caret under byte @pos; a text wider than DIAG_COLS shows
+ * the DIAG_COLS columns around the caret, "..." marking what is left out.
+ */
+#define DIAG_COLS 100
+static void show_caret(const char *text, long pos)
+{
+	size_t len = strlen(text), from = 0, to, i;
+
+	if (pos > (long)len)
+		pos = (long)len;
+	to = len;
+	if (len > DIAG_COLS) {
+		from = (size_t)pos > DIAG_COLS / 2 ? (size_t)pos - DIAG_COLS / 2 : 0;
+		to = PREC_MIN(len, from + DIAG_COLS);
+		if (to - from < DIAG_COLS)
+			from = to - DIAG_COLS;
+	}
+	fprintf(stderr, "  %s%.*s%s\n  %s", from ? "..." : "", (int)(to - from), text + from,
+		to < len ? "..." : "", from ? "   " : "");
+	for (i = from; i < (size_t)pos; i++)
+		fputc(text[i] == '\t' ? '\t' : ' ', stderr);
+	fputs("^\n", stderr);
+}
+
 void cli_diag(const char *what, const char *text, const struct prec_diag *d)
 {
 	fflush(stdout);
 	fprintf(stderr, "%s: error: %s%s%s\n", cli_prog, what ? what : "",
 		what ? ": " : "", d->msg[0] ? d->msg : prec_strerror(d->code));
-	if (text && d->pos >= 0) {
-		size_t len = strlen(text), i;
-		long pos = d->pos > (long)len ? (long)len : d->pos;
-
-		fprintf(stderr, "  %s\n  ", text);
-		for (i = 0; i < (size_t)pos; i++)
-			fputc(text[i] == '\t' ? '\t' : ' ', stderr);
-		fputs("^\n", stderr);
-	}
+	if (text && d->pos >= 0)
+		show_caret(text, d->pos);
 	if (d->hint[0])
 		fprintf(stderr, "  hint: %s\n", d->hint);
 }

@@ -3,14 +3,20 @@
 #ifndef PREC_CLI_H
 #define PREC_CLI_H
 
+/* The version ptrec --version and ptdump --version print. */
+#ifndef PTREC_VERSION
+#define PTREC_VERSION "0.1.0"
+#endif
+
 #include <stdbool.h>
-#include "common.h"
+#include "base/common.h"
 
 /* Exit codes shared by both programs (documented in the man pages). */
 enum {
 	EXIT_OK = 0,
 	EXIT_FAIL = 1,    /* the operation failed */
 	EXIT_USAGE = 2,   /* bad options or arguments */
+	EXIT_EMPTY = 3,   /* ptdump: the view is empty for a reason said on stderr */
 };
 
 extern const char *cli_prog;   /* "ptrec" or "ptdump" */

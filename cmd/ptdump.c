@@ -7,21 +7,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include <sys/stat.h>
-
+#include "base/array.h"
+#include "base/util.h"
 #include "cli.h"
-#include "coresight.h"
-#include "load.h"
-#include "perfdata.h"
-#include "perfexport.h"
-#include "rawpt.h"
-#include "snapshot.h"
-#include "output.h"
-#include "packets.h"
-#include "ptdump-cmds.h"
-#include "util.h"
+#include "decoders/decoder.h"
+#include "interop/importer.h"
+#include "interop/perfexport.h"
+#include "interop/rawpt.h"
+#include "output/output.h"
+#include "output/packets.h"
+#include "output/report.h"
+#include "output/views.h"
+#include "session/cs_meta.h"
 
 static void usage(FILE *f)
 {
@@ -40,16 +42,40 @@ static void usage(FILE *f)
 "      --info              header, machine, events, sizes\n"
 "      --sideband          every sideband record and trigger sample, in time order\n"
 "      --ranges            executed instruction ranges (CoreSight traces), in the\n"
-"                          layout of OpenCSD's trc_pkt_lister\n\n"
+"                          layout of OpenCSD's trc_pkt_lister\n"
+"      --report[=caller|callee]  per function: calls, instructions and time, self\n"
+"                          and total (with the callers or callees of each)\n"
+"      --windows           per trace window (resume to pause): triggers, time,\n"
+"                          instructions, calls, top functions; and a summary\n"
+"      --diff OLD          per function and window: OLD against FILE\n"
+"      --folded            folded stacks (a;b;c COUNT) for flame graphs\n"
+"      --perfetto OUT      a Chrome/Perfetto trace-event timeline to OUT\n\n"
+"view options:\n"
+"      --format text|json  JSON lines (call traces, branches, stats, info,\n"
+"                          sideband, report, windows, diff)\n"
+"      --sort KEY          --report order: insns (total, default), self, calls,\n"
+"                          time, self-time, name\n"
+"      --by-thread         --report: one row per function and thread\n"
+"      --weight W          --folded: insns (default), time or calls\n"
+"      --max-events N      --perfetto: keep the N longest calls (default 1000000)\n"
+"      --fail-above PCT    --diff: exit 3 when instructions grew by more than PCT %%\n"
+"      --durations         --call-trace: each call's duration and instructions\n"
+"      --max-depth N       call traces: no lines deeper than N; profiles: calls\n"
+"                          deeper than N count in their caller at depth N\n"
+"      --hide-dso REGEX    leave out functions of objects whose path matches\n"
+"      --no-plt            fold PLT stubs and the lazy-binding resolver into the\n"
+"                          call they serve (call traces and profiles)\n\n"
 "inputs (recognised by content): a ptrec trace file, a perf.data file (also\n"
 "perf's pipe format: - reads standard input), or a CoreSight snapshot directory\n"
 "(snapshot.ini; or name it with --snapshot DIR)\n\n"
 "raw Intel PT:\n"
 "      --pt RAW            decode a raw Intel PT buffer written by another tool, with:\n"
 "      --elf FILE[@BASE]   an ELF file's loadable segments (at BASE, else their addresses)\n"
-"      --image FILE[:OFFSET]@ADDR  raw bytes of FILE from OFFSET at ADDR\n"
-"      --cpu FAMILY/MODEL[/STEPPING]  the CPU that wrote it (errata)\n"
-"      --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n\n"
+"      --image FILE[:OFFSET[:SIZE]]@ADDR  raw bytes of FILE from OFFSET at ADDR\n"
+"                          (SIZE of them, else to the end of the file)\n"
+"      --cpu FAMILY/MODEL[/STEPPING]  the CPU that wrote it (errata; always give it)\n"
+"      --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
+"      e.g. ptdump --pt trace.pt --cpu 6/94/3 --elf ./prog@0x400000\n\n"
 "conversions:\n"
 "      --to-perf-data OUT  write perf.data that 'perf script' decodes (with a\n"
 "                          build-id cache for --symfs in OUT.debug)\n"
@@ -58,17 +84,23 @@ static void usage(FILE *f)
 "filters:\n"
 "      --pid PID, --tid TID, --cpu CPU\n"
 "      --time START,END    perf time in seconds (either side may be empty)\n"
-"      --symbol NAME       only what runs under function NAME\n\n"
+"      --symbol NAME       only what runs under function NAME (or a glob)\n\n"
 "other:\n"
 "      --srcline           add file:line (DWARF) to the instruction trace\n"
 "      --symfs DIR         look up binaries under DIR\n"
 "      --buildid-dir DIR   perf's build-id cache for perf.data input (default ~/.debug)\n"
+"      --buffer SIZE       trace bytes each stream holds in memory while it is decoded\n"
+"                          (default 2M; 0: whole streams)\n"
+"      --progress          a progress line on standard error, terminal or not\n"
+"      --no-progress       none (default: one on a terminal for decodes over a second)\n"
 "  -i, --input FILE        the trace file (same as the FILE argument)\n"
 "      --snapshot DIR      decode a CoreSight snapshot directory\n"
 "  -q, --quiet             no warnings about damage or missing code\n"
+"  -V, --version           ptdump's version\n"
 "  -h, --help              this text\n\n"
 "Exit status: 0 success (even when parts of the trace could not be decoded:\n"
-"those are reported), 1 the file cannot be read, 2 usage error. See ptdump(1).\n");
+"those are reported), 1 the file cannot be read, 2 usage error, 3 nothing to\n"
+"show (said why) or --fail-above exceeded. See ptdump(1).\n");
 }
 
 static int parse_time(const char *s, uint64_t *out)
@@ -88,32 +120,25 @@ static int parse_time(const char *s, uint64_t *out)
 	return 0;
 }
 
-static void print_warnings(struct prec_session *s, const struct prec_load_report *rep, bool quiet)
-{
-	size_t i;
-	char buf[256];
-
-	if (quiet)
-		return;
-	for (i = 0; i < rep->ndamage && i < PREC_ARRAY_SIZE(rep->damage); i++)
-		cli_warn("%s", rep->damage[i]);
-	if (rep->ndamage > PREC_ARRAY_SIZE(rep->damage))
-		cli_warn("%u more damaged places", rep->ndamage - (unsigned)PREC_ARRAY_SIZE(rep->damage));
-	if (rep->status.cut_short)
-		cli_warn("%s", prec_tfile_status_str(&rep->status, buf, sizeof(buf)));
-	if (rep->bad_sideband)
-		cli_warn("%u sideband chunk%s held malformed records (skipped from there)",
-			 rep->bad_sideband, rep->bad_sideband == 1 ? "" : "s");
-	for (i = 0; s && i < prec_session_nr_warnings(s); i++)
-		cli_warn("%s", prec_session_warning(s, i));
-}
-
 /* --to-perf-data / --to-raw: conversions of a ptrec file. */
 static int convert(const char *input, const char *to_perf, const char *to_raw, bool quiet)
 {
 	struct prec_diag d = { 0 };
+	struct stat st;
 	int err;
 
+	if (to_perf && !stat(to_perf, &st) && S_ISDIR(st.st_mode)) {
+		cli_err("--to-perf-data %s: that is a directory; the export is one perf.data file",
+			to_perf);
+		fprintf(stderr, "  hint: name a file, e.g. --to-perf-data %s/perf.data\n", to_perf);
+		return EXIT_FAIL;
+	}
+	if (to_raw && !stat(to_raw, &st) && !S_ISDIR(st.st_mode)) {
+		cli_err("--to-raw %s: that is a file; the export is a directory of files", to_raw);
+		fprintf(stderr, "  hint: name a new or existing directory, e.g. --to-raw %s.raw\n",
+			to_raw);
+		return EXIT_FAIL;
+	}
 	if (to_perf) {
 		struct prec_perf_export_opts eo = { 0 };
 		struct prec_perf_export_report er;
@@ -127,12 +152,14 @@ static int convert(const char *input, const char *to_perf, const char *to_raw, b
 			return EXIT_FAIL;
 		}
 		if (!quiet) {
-			for (k = 0; k < er.nnotes && k < PREC_PERF_EXPORT_NOTES; k++)
-				cli_note("%s", er.notes[k]);
+			for (k = 0; k < prec_notes_kept(&er.notes); k++)
+				cli_note("%s", er.notes.text[k]);
 			fprintf(stderr, "[ ptdump: wrote %s: %u streams, %llu trace bytes; decode with: "
-					"perf script -i %s%s%s --call-trace ]\n", to_perf, er.streams,
+					"perf script -i %s%s%s%s%s%s --call-trace ]\n", to_perf, er.streams,
 				(unsigned long long)er.aux_bytes, to_perf,
-				er.symfs_dir[0] ? " --symfs " : "", er.symfs_dir);
+				er.symfs_dir[0] ? " --symfs " : "", er.symfs_dir,
+				er.kcore_dir[0] ? " --kallsyms " : "", er.kcore_dir,
+				er.kcore_dir[0] ? "/kallsyms" : "");
 		}
 	}
 	if (to_raw) {
@@ -148,365 +175,958 @@ static int convert(const char *input, const char *to_perf, const char *to_raw, b
 	return EXIT_OK;
 }
 
+/* The message for a decode that failed with @err. */
+static const char *decode_errstr(int err)
+{
+#ifdef PREC_NO_LIBIPT
+	if (err == -ENOSYS)
+		return "this ptdump was built without libipt, so it cannot decode Intel PT; "
+		       "decode the file on a machine with libipt";
+#endif
+	return prec_strerror(err);
+}
+
+/*
+ * FILE "-": standard input. On a pipe, its first bytes say what it holds:
+ * perf.data (file or pipe form) goes to its importer with those bytes
+ * handed over; a ptrec file is copied to an unnamed temporary file (in
+ * TMPDIR, else /tmp) that takes standard input's place, since the reader
+ * seeks, and memory then stays bounded as for a file. Returns 0 or an exit
+ * code.
+ */
+static int stdin_input(struct prec_perfdata_opts *po, uint8_t *head, size_t head_cap)
+{
+	const char *dir = getenv("TMPDIR");
+	char buf[65536];
+	struct stat st;
+	long n, k;
+	int fd;
+
+	if (fstat(0, &st) == 0 && S_ISREG(st.st_mode))
+		return 0;
+	n = prec_read_full(0, head, head_cap);
+	if (n < 0) {
+		cli_err("standard input: %s", strerror((int)-n));
+		return EXIT_FAIL;
+	}
+	if (prec_perfdata_probe(head, (size_t)n) > 0) {
+		po->stdin_head = head;
+		po->stdin_head_len = (size_t)n;
+		return 0;
+	}
+	fd = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		cli_err("standard input: cannot make a temporary file in %s: %s",
+			dir && *dir ? dir : "/tmp", strerror(errno));
+		return EXIT_FAIL;
+	}
+	for (k = n; k > 0; k = prec_read_full(0, buf, sizeof(buf))) {
+		if (prec_write_full(fd, k == n && head ? (const void *)head : buf, (size_t)k)) {
+			cli_err("standard input: cannot copy it to a temporary file: %s",
+				strerror(errno));
+			close(fd);
+			return EXIT_FAIL;
+		}
+		head = NULL;
+	}
+	if (k < 0 || lseek(fd, 0, SEEK_SET) || dup2(fd, 0) < 0) {
+		cli_err("standard input: %s", strerror(k < 0 ? (int)-k : errno));
+		close(fd);
+		return EXIT_FAIL;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * The progress line (ptdump(1), PROGRESS): trace bytes done of all, rate and
+ * time left, on standard error, rewritten in place and erased at the end.
+ */
+struct progress {
+	bool forced;                     /* --progress: at once, terminal or not */
+	bool shown;
+	double start, last;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	double t = now_s(), rate, left;
+
+	if ((!p->forced && t - p->start < 1.0) || (p->shown && t - p->last < 0.25))
+		return;
+	p->last = t;
+	rate = t > p->start ? (double)done / (t - p->start) : 0;
+	left = rate > 0 && total > done ? (double)(total - done) / rate : 0;
+	fprintf(stderr, "\r[ ptdump: %.1f of %.1f MB (%u%%), %.1f MB/s, %u:%02u left ]\033[K",
+		(double)done / 1e6, (double)total / 1e6,
+		total ? (unsigned)(done * 100 / total) : 100, rate / 1e6,
+		(unsigned)(left / 60), (unsigned)left % 60);
+	fflush(stderr);
+	p->shown = true;
+}
+
+static void progress_end(struct progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
+}
+
+/* What the options asked for. */
+struct args {
+	const struct view *view;
+	const char *view_opt;            /* the view option as given, for messages */
+	struct prec_output_opts oo;
+	struct prec_import_opts io;
+	struct prec_rawpt_image *imgs;   /* --elf, --image */
+	size_t nimgs;
+	const char *symfs, *to_perf, *to_raw;
+	bool quiet, cpu_ident, raw_param;
+	struct prec_view_opts vo;        /* --format, --sort, --report=, --weight */
+	struct prec_profile_opts po;     /* --by-thread, --no-plt, --max-events */
+	const char *view_arg;            /* --perfetto OUT, --diff OLD */
+	const char *hide_dso;
+	regex_t hide;
+	double fail_above;               /* --fail-above PCT; < 0: none */
+	bool format_given, sort_given, weight_given;
+	bool durations;                  /* --call-trace --durations */
+	int progress;                    /* --progress 1, --no-progress 0, else -1 */
+	struct progress prog;
+};
+
+/*
+ * A view: what ptdump writes. run() returns 0 or a negative error for
+ * main() to report, or EXIT_FAIL (positive) when it has said what is wrong.
+ */
+struct view {
+	const char *opt;
+	enum prec_fmt fmt;               /* the decoded views: the format */
+	bool header_only;                /* reads only what describes the input */
+	unsigned uses;                   /* the filters and options it honours (U_*) */
+	int (*run)(struct prec_session *s, const struct prec_import_report *rep, struct args *a);
+};
+
+/* Whether any sideband record names process (@pid) or thread (@tid) @id. */
+static bool names_task(const struct prec_session *s, int id, bool pid)
+{
+	size_t i, n = prec_session_nr_sb(s);
+
+	for (i = 0; i < n; i++) {
+		const struct prec_sb *sb = prec_session_sb(s, i);
+
+		if ((pid ? sb->pid : sb->tid) == id)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Why a decoded view would print nothing, said before decoding: no trace in
+ * the input, or a filter that nothing in it can match. Returns EXIT_EMPTY
+ * after saying so, or 0.
+ */
+static int why_empty(const struct prec_session *s, const struct args *a)
+{
+	size_t i, ns = prec_session_nr_streams(s), nsb = prec_session_nr_sb(s);
+	bool per_cpu = false;
+
+	if (!ns) {
+		cli_err("no trace data: %s has no tracer stream (%zu sideband records and "
+			"samples: see --sideband)", a->io.path ? a->io.path : "the input", nsb);
+		return EXIT_EMPTY;
+	}
+	for (i = 0; i < ns; i++)
+		per_cpu |= prec_session_stream(s, i)->cpu >= 0;
+	if (a->oo.cpu >= 0 && !per_cpu) {
+		cli_err("--cpu %d: this recording has per-thread streams, which name no CPU; "
+			"select with --pid or --tid", a->oo.cpu);
+		return EXIT_EMPTY;
+	}
+	if (a->oo.pid >= 0 && !names_task(s, a->oo.pid, true)) {
+		cli_err("--pid %d: no such process in this recording (see --sideband)", a->oo.pid);
+		return EXIT_EMPTY;
+	}
+	if (a->oo.tid >= 0 && !names_task(s, a->oo.tid, false)) {
+		cli_err("--tid %d: no such thread in this recording (see --sideband)", a->oo.tid);
+		return EXIT_EMPTY;
+	}
+	if (nsb && (a->oo.time_start || a->oo.time_end)) {
+		const struct prec_sb *end = prec_session_sb(s, nsb - 1);
+		uint64_t first = prec_session_sb(s, 0)->time, last = end->time;
+		size_t k = nsb - 1;
+
+		/*
+		 * Trace may run past the last sideband record, except when that
+		 * record is the end of a task (the recording ended with it), or
+		 * the switches out that follow the end of a task.
+		 */
+		while (k > 0 && prec_session_sb(s, k)->type == PREC_SB_SWITCH)
+			k--;
+		end = prec_session_sb(s, k);
+		if ((a->oo.time_start > last && end->type == PREC_SB_EXIT) ||
+		    (a->oo.time_end && a->oo.time_end < first)) {
+			cli_err("--time: the range is outside the recording, which spans "
+				"%" PRIu64 ".%09" PRIu64 " to %" PRIu64 ".%09" PRIu64 " s",
+				first / 1000000000, first % 1000000000, last / 1000000000,
+				last % 1000000000);
+			return EXIT_EMPTY;
+		}
+	}
+	return 0;
+}
+
+static int run_decoded(struct prec_session *s, const struct prec_import_report *rep,
+		       struct args *a)
+{
+	int empty = why_empty(s, a);
+
+	(void)rep;
+	if (empty)
+		return empty;
+	a->oo.fmt = a->view->fmt;
+	if (a->vo.json)
+		return prec_view_json_decoded(s, &a->oo, stdout);
+	if (a->durations)
+		return prec_view_durations(s, &a->oo, stdout);
+	return prec_output_run(s, &a->oo, stdout);
+}
+
+static int run_stats(struct prec_session *s, const struct prec_import_report *rep, struct args *a)
+{
+	int err = a->vo.json ? 0 : prec_view_file_stats(s, rep, &a->oo, stdout);
+
+	if (err)
+		return err;
+	a->oo.fmt = a->view->fmt;
+	a->oo.json = a->vo.json;
+	return prec_output_run(s, &a->oo, stdout);
+}
+
+static int run_info(struct prec_session *s, const struct prec_import_report *rep, struct args *a)
+{
+	struct prec_diag d = { 0 };
+	int err;
+
+	(void)s;
+	err = prec_view_info(rep, &a->io, cli_verbose > 0, a->vo.json, stdout, &d);
+	if (err == -EOPNOTSUPP && a->vo.json) {
+		cli_err("--info --format=json describes ptrec trace files only; %s is a %s input "
+			"(use --info)",
+			a->io.path, rep->importer ? rep->importer->name : "another input");
+		return EXIT_FAIL;
+	}
+	if (err && d.msg[0]) {
+		cli_err("%s: %s", a->io.path, d.msg);
+		return EXIT_FAIL;
+	}
+	return err;
+}
+
+static int run_sideband(struct prec_session *s, const struct prec_import_report *rep,
+			struct args *a)
+{
+	(void)rep;
+	if (a->vo.json)
+		return prec_view_sideband_json(s, &a->oo, stdout);
+	return prec_view_sideband(s, &a->oo, stdout);
+}
+
+static int run_ranges(struct prec_session *s, const struct prec_import_report *rep,
+		      struct args *a)
+{
+	(void)rep;
+	if (!prec_cs_session_meta(s)) {
+		cli_err("--ranges lists CoreSight instruction ranges; %s holds no CoreSight trace "
+			"(use --branches or --insn-trace)", a->io.path);
+		return EXIT_FAIL;
+	}
+	return prec_cs_print_ranges(s, &a->oo, stdout);
+}
+
+static int run_packets(struct prec_session *s, const struct prec_import_report *rep,
+		       struct args *a)
+{
+	int err = prec_pt_dump_packets(s, &a->oo, stdout);
+
+	(void)rep;
+	if (err == -EOPNOTSUPP) {
+		cli_err("--packets lists Intel PT packets; for CoreSight use --ranges, or "
+			"trc_pkt_lister on a snapshot");
+		return EXIT_FAIL;
+	}
+	return err;
+}
+
+/* The profile views (output/report.h) over @s. */
+static int profile_view(struct prec_session *s, struct args *a, struct prec_profile **pp)
+{
+	int err = why_empty(s, a);
+
+	if (err)
+		return err;
+	a->po.by_thread = a->vo.by_thread;
+	a->po.slices = !strcmp(a->view->opt, "perfetto");
+	a->po.folded = !strcmp(a->view->opt, "folded");
+	a->po.hide = a->hide_dso ? &a->hide : NULL;
+	return prec_profile_run(s, &a->oo, &a->po, pp);
+}
+
+static int run_profile(struct prec_session *s, const struct prec_import_report *rep,
+		       struct args *a)
+{
+	struct prec_profile *p = NULL;
+	int err = profile_view(s, a, &p);
+	const char *v = a->view->opt;
+	FILE *f;
+
+	(void)rep;
+	if (err)
+		return err;
+	if (!strcmp(v, "report"))
+		err = prec_view_report(p, &a->vo, stdout);
+	else if (!strcmp(v, "windows"))
+		err = prec_view_windows(p, &a->vo, stdout);
+	else if (!strcmp(v, "folded"))
+		err = prec_view_folded(p, &a->vo, stdout);
+	else if (!(f = fopen(a->view_arg, "w"))) {
+		cli_err("--perfetto %s: %s", a->view_arg, strerror(errno));
+		err = EXIT_FAIL;
+	} else {
+		err = prec_view_perfetto(p, a->po.max_slices, f);
+		if (fclose(f) && !err)
+			err = -EIO;
+		if (err == -EIO || err == -EPIPE) {
+			cli_err("--perfetto %s: write failed", a->view_arg);
+			err = EXIT_FAIL;
+		} else if (!err && !a->quiet) {
+			fprintf(stderr, "[ ptdump: wrote %s: %zu calls%s, %zu instants ]\n",
+				a->view_arg, p->nslice, p->slices_dropped ? " (the longest)" : "",
+				p->ninst);
+		}
+		if (!err && p->slices_dropped)
+			cli_note("--perfetto: %" PRIu64 " shorter calls left out to keep %zu "
+				 "(--max-events)", p->slices_dropped, p->nslice);
+	}
+	prec_profile_free(p);
+	return err;
+}
+
+/*
+ * Streams left in the file (--buffer) are decoded in windows by the Intel
+ * PT decoder; for the other views and decoders they are read whole.
+ */
+static int prepare_streams(struct prec_session *s, const struct args *a)
+{
+	if (!a->io.aux_by_ref || a->view->header_only)
+		return 0;
+	if (a->view->run == run_packets || a->view->run == run_ranges ||
+	    prec_decoder_for_session(s) != &prec_intel_pt_decoder)
+		return prec_session_load_aux(s);
+	return 0;
+}
+
+/* --diff OLD: OLD's profile against the input's. */
+static int run_diff(struct prec_session *s, const struct prec_import_report *rep, struct args *a)
+{
+	struct prec_import_opts io = a->io;
+	struct prec_import_report orep;
+	struct prec_diag d = { 0 };
+	struct prec_session *os = prec_session_new();
+	struct prec_profile *po = NULL, *pn = NULL;
+	double worst = 0;
+	char what[256];
+	int err;
+
+	(void)rep;
+	if (!os || (a->symfs && prec_session_set_symfs(os, a->symfs))) {
+		prec_session_free(os);
+		return -ENOMEM;
+	}
+	io.path = a->view_arg;
+	err = prec_import(os, &io, &orep, &d);
+	if (!err)
+		err = prepare_streams(os, a);
+	if (err) {
+		cli_err("%s: %s", io.path, d.msg[0] ? d.msg : prec_strerror(err));
+		prec_import_report_fini(&orep);
+		prec_session_free(os);
+		return EXIT_FAIL;
+	}
+	/* the old file's reader stays open while its streams are decoded */
+	err = profile_view(os, a, &po);
+	prec_import_report_fini(&orep);
+	if (!err)
+		err = profile_view(s, a, &pn);
+	if (!err)
+		err = prec_view_diff(po, pn, &a->vo, stdout, &worst, what, sizeof(what));
+	if (!err && a->fail_above >= 0 && worst > a->fail_above) {
+		cli_err("--fail-above %g: the instructions of %s grew by %.2f %%%s", a->fail_above,
+			what, worst, worst == 100 ? " (or it is new)" : "");
+		err = EXIT_EMPTY;
+	}
+	prec_profile_free(po);
+	prec_profile_free(pn);
+	prec_session_free(os);
+	return err;
+}
+
+/* What a view honours: the filters, --srcline. */
+enum {
+	U_PID = 1, U_TID = 2, U_CPU = 4, U_TIME = 8, U_SYMBOL = 16, U_SRCLINE = 32,
+	U_DECODED = U_PID | U_TID | U_CPU | U_TIME | U_SYMBOL,
+	U_PROFILE = U_PID | U_TID | U_CPU | U_TIME,
+};
+
+/* The views, in the order of the option table below (O_VIEW + index). */
+static const struct view views[] = {
+	{ "call-trace", PREC_FMT_CALL_TRACE, false, U_DECODED, run_decoded },
+	{ "call-ret-trace", PREC_FMT_CALL_RET_TRACE, false, U_DECODED, run_decoded },
+	{ "insn-trace", PREC_FMT_INSN_TRACE, false, U_DECODED | U_SRCLINE, run_decoded },
+	{ "branches", PREC_FMT_BRANCHES, false, U_DECODED, run_decoded },
+	{ "events", PREC_FMT_EVENTS, false, U_DECODED, run_decoded },
+	{ "stats", PREC_FMT_STATS, false, U_DECODED, run_stats },
+	{ "info", 0, true, 0, run_info },
+	{ "sideband", 0, false, U_PID | U_TID | U_CPU | U_TIME, run_sideband },
+	{ "ranges", 0, false, U_TID | U_CPU, run_ranges },
+	{ "packets", 0, false, U_TID | U_CPU, run_packets },
+	{ "report", 0, false, U_PROFILE, run_profile },
+	{ "windows", 0, false, U_PROFILE, run_profile },
+	{ "folded", 0, false, U_PROFILE, run_profile },
+	{ "perfetto", 0, false, U_PROFILE, run_profile },
+	{ "diff", 0, false, U_PROFILE, run_diff },
+};
+
+/* Warns about each option given that the chosen view (or conversion) does nothing with. */
+static void warn_unused(const struct args *a)
+{
+	static const struct {
+		unsigned bit;
+		const char *opt;
+	} os[] = {
+		{ U_PID, "--pid" },   { U_TID, "--tid" },       { U_CPU, "--cpu" },
+		{ U_TIME, "--time" }, { U_SYMBOL, "--symbol" }, { U_SRCLINE, "--srcline" },
+	};
+	const struct prec_output_opts *o = &a->oo;
+	unsigned given = 0, uses = a->to_perf || a->to_raw ? 0 : a->view->uses;
+	const char *in = a->to_perf ? "--to-perf-data" : a->to_raw ? "--to-raw" : NULL;
+	char view[40];
+	size_t i;
+
+	given |= o->pid >= 0 ? U_PID : 0;
+	given |= o->tid >= 0 ? U_TID : 0;
+	given |= o->cpu >= 0 ? U_CPU : 0;
+	given |= o->time_start || o->time_end ? U_TIME : 0;
+	given |= o->symbol ? U_SYMBOL : 0;
+	given |= o->srcline ? U_SRCLINE : 0;
+	snprintf(view, sizeof(view), "--%s", a->view->opt);
+	for (i = 0; i < PREC_ARRAY_SIZE(os); i++) {
+		if (!(given & os[i].bit) || (uses & os[i].bit))
+			continue;
+		if (os[i].bit == U_SRCLINE && !in)
+			cli_warn("--srcline does nothing with %s: it adds source lines to "
+				 "--insn-trace", view);
+		else
+			cli_warn("%s does nothing with %s", os[i].opt, in ? in : view);
+	}
+}
+
+enum {
+	O_VIEW = 256, /* ... + PREC_ARRAY_SIZE(views) - 1 */
+	O_PID = O_VIEW + PREC_ARRAY_SIZE(views), O_TID, O_CPU, O_TIME, O_SYMBOL, O_SRCLINE,
+	O_SYMFS, O_SNAPSHOT, O_PT, O_ELF, O_IMAGE, O_MTC, O_NOM, O_C15A, O_C15B, O_TOPERF,
+	O_TORAW, O_BUILDID, O_FORMAT, O_SORT, O_BYTHREAD, O_WEIGHT, O_MAXEV, O_FAIL, O_HIDE,
+	O_NOPLT, O_DURATIONS, O_MAXDEPTH, O_BUFFER, O_PROGRESS, O_NOPROGRESS,
+};
+
+static const struct option opts[] = {
+	{ "call-trace", no_argument, NULL, O_VIEW + 0 },
+	{ "call-ret-trace", no_argument, NULL, O_VIEW + 1 },
+	{ "insn-trace", no_argument, NULL, O_VIEW + 2 },
+	{ "branches", no_argument, NULL, O_VIEW + 3 },
+	{ "events", no_argument, NULL, O_VIEW + 4 },
+	{ "stats", no_argument, NULL, O_VIEW + 5 },
+	{ "info", no_argument, NULL, O_VIEW + 6 },
+	{ "sideband", no_argument, NULL, O_VIEW + 7 },
+	{ "ranges", no_argument, NULL, O_VIEW + 8 },
+	{ "packets", no_argument, NULL, O_VIEW + 9 },
+	{ "report", optional_argument, NULL, O_VIEW + 10 },
+	{ "windows", no_argument, NULL, O_VIEW + 11 },
+	{ "folded", no_argument, NULL, O_VIEW + 12 },
+	{ "perfetto", required_argument, NULL, O_VIEW + 13 },
+	{ "diff", required_argument, NULL, O_VIEW + 14 },
+	{ "format", required_argument, NULL, O_FORMAT },
+	{ "sort", required_argument, NULL, O_SORT },
+	{ "by-thread", no_argument, NULL, O_BYTHREAD },
+	{ "weight", required_argument, NULL, O_WEIGHT },
+	{ "max-events", required_argument, NULL, O_MAXEV },
+	{ "fail-above", required_argument, NULL, O_FAIL },
+	{ "hide-dso", required_argument, NULL, O_HIDE },
+	{ "no-plt", no_argument, NULL, O_NOPLT },
+	{ "durations", no_argument, NULL, O_DURATIONS },
+	{ "max-depth", required_argument, NULL, O_MAXDEPTH },
+	{ "pid", required_argument, NULL, O_PID },
+	{ "tid", required_argument, NULL, O_TID },
+	{ "cpu", required_argument, NULL, O_CPU },
+	{ "time", required_argument, NULL, O_TIME },
+	{ "symbol", required_argument, NULL, O_SYMBOL },
+	{ "srcline", no_argument, NULL, O_SRCLINE },
+	{ "symfs", required_argument, NULL, O_SYMFS },
+	{ "snapshot", required_argument, NULL, O_SNAPSHOT },
+	{ "pt", required_argument, NULL, O_PT },
+	{ "elf", required_argument, NULL, O_ELF },
+	{ "image", required_argument, NULL, O_IMAGE },
+	{ "mtc-freq", required_argument, NULL, O_MTC },
+	{ "nom-freq", required_argument, NULL, O_NOM },
+	{ "cpuid-0x15.eax", required_argument, NULL, O_C15A },
+	{ "cpuid-0x15.ebx", required_argument, NULL, O_C15B },
+	{ "to-perf-data", required_argument, NULL, O_TOPERF },
+	{ "to-raw", required_argument, NULL, O_TORAW },
+	{ "buildid-dir", required_argument, NULL, O_BUILDID },
+	{ "buffer", required_argument, NULL, O_BUFFER },
+	{ "progress", no_argument, NULL, O_PROGRESS },
+	{ "no-progress", no_argument, NULL, O_NOPROGRESS },
+	{ "input", required_argument, NULL, 'i' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* --pid, --tid, --cpu N, --time, --symbol, --srcline. Returns 0 or an exit code. */
+static int parse_filter(int c, const char *opt, const char *arg, struct args *a)
+{
+	uint64_t v;
+
+	switch (c) {
+	case O_TIME: {
+		const char *comma = strchr(arg, ',');
+
+		if (!comma || parse_time(arg, &a->oo.time_start) ||
+		    parse_time(comma + 1, &a->oo.time_end) ||
+		    (a->oo.time_end && a->oo.time_end < a->oo.time_start))
+			return cli_usage_error(NULL, "--time takes START,END in seconds "
+					       "(e.g. 12.5,13 or ,13); got '%s'", arg);
+		return 0;
+	}
+	case O_SYMBOL:
+		a->oo.symbol = arg;
+		return 0;
+	case O_SRCLINE:
+		a->oo.srcline = true;
+		return 0;
+	}
+	if (prec_parse_u64(arg, 10, &v) || v > INT32_MAX)
+		return cli_usage_error(NULL, "%s takes a number; got '%s'", opt, arg);
+	if (c == O_PID)
+		a->oo.pid = (int)v;
+	else if (c == O_TID)
+		a->oo.tid = (int)v;
+	else
+		a->oo.cpu = (int)v;
+	return 0;
+}
+
+/* --elf, --image, --cpu F/M[/S], --mtc-freq, ...: a raw trace's parameters. */
+static int parse_raw(int c, const char *opt, const char *arg, struct args *a)
+{
+	struct prec_rawpt_opts *ro = &a->io.rawpt;
+	struct prec_diag d = { 0 };
+	uint64_t v;
+
+	switch (c) {
+	case O_CPU:
+		if (prec_rawpt_parse_cpu(arg, ro, &d)) {
+			cli_diag("--cpu", arg, &d);
+			return EXIT_USAGE;
+		}
+		a->cpu_ident = true;
+		return 0;
+	case O_ELF: case O_IMAGE:
+		if (PREC_ARRAY_RESERVE(a->imgs, a->nimgs, 1)) {
+			cli_err("out of memory");
+			return EXIT_FAIL;
+		}
+		if (prec_rawpt_parse_image(arg, c == O_ELF, &a->imgs[a->nimgs], &d)) {
+			cli_diag(c == O_ELF ? "--elf" : "--image", arg, &d);
+			return EXIT_USAGE;
+		}
+		a->nimgs++;
+		return 0;
+	}
+	if (prec_parse_u64(arg, 0, &v) || v > UINT32_MAX || ((c == O_MTC || c == O_NOM) && v > 255))
+		return cli_usage_error(NULL, "%s takes a number; got '%s'", opt, arg);
+	if (c == O_MTC)
+		ro->mtc_freq = (int)v;
+	else if (c == O_NOM)
+		ro->nom_freq = (int)v;
+	else if (c == O_C15A)
+		ro->cpuid_15_eax = (uint32_t)v;
+	else
+		ro->cpuid_15_ebx = (uint32_t)v;
+	a->raw_param = true;
+	return 0;
+}
+
+/* The input options: --pt, --snapshot, -i. */
+static int parse_input(int c, const char *arg, struct args *a)
+{
+	if (c != 'i' && a->io.path)
+		return cli_usage_error(NULL, "one input at a time");
+	a->io.path = arg;
+	if (c == O_PT) {
+		a->io.kind = PREC_INPUT_RAWPT;
+		a->io.rawpt.pt_path = arg;
+	} else if (c == O_SNAPSHOT) {
+		a->io.kind = PREC_INPUT_SNAPSHOT;
+	}
+	return 0;
+}
+
+/* The options of the profile views (output/report.h). Returns 0 or an exit code. */
+static int parse_view_opt(int c, const char *opt, const char *arg, struct args *a)
+{
+	uint64_t v;
+	char *end;
+
+	switch (c) {
+	case O_FORMAT:
+		if (strcmp(arg, "text") && strcmp(arg, "json"))
+			return cli_usage_error(NULL, "--format takes text or json; got '%s'", arg);
+		a->vo.json = !strcmp(arg, "json");
+		a->format_given = true;
+		return 0;
+	case O_SORT:
+		a->sort_given = true;
+		if (prec_parse_sort(arg, &a->vo.sort))
+			return cli_usage_error(NULL, "--sort takes insns, self, calls, time, "
+					       "self-time or name; got '%s'", arg);
+		return 0;
+	case O_WEIGHT:
+		a->weight_given = true;
+		if (prec_parse_weight(arg, &a->vo.weight))
+			return cli_usage_error(NULL, "--weight takes insns, time or calls; got '%s'",
+					       arg);
+		return 0;
+	case O_BYTHREAD:
+		a->vo.by_thread = true;
+		return 0;
+	case O_NOPLT:
+		a->po.no_plt = true;
+		return 0;
+	case O_DURATIONS:
+		a->durations = true;
+		return 0;
+	case O_HIDE: {
+		int rc = a->hide_dso ? 0 : regcomp(&a->hide, arg, REG_EXTENDED | REG_NOSUB);
+
+		if (a->hide_dso)
+			return cli_usage_error(NULL, "--hide-dso once; join patterns with |");
+		if (rc)
+			return cli_usage_error(NULL, "--hide-dso: '%s' is not a regular expression",
+					       arg);
+		a->hide_dso = arg;
+		return 0;
+	}
+	case O_FAIL:
+		errno = 0;
+		a->fail_above = strtod(arg, &end);
+		if (errno || *end || end == arg || a->fail_above < 0)
+			return cli_usage_error(NULL, "--fail-above takes a percentage, e.g. 2.5; "
+					       "got '%s'", arg);
+		return 0;
+	}
+	if (prec_parse_u64(arg, 10, &v) || !v || v > 100000000)
+		return cli_usage_error(NULL, "%s takes a number from 1 to 100000000; got '%s'",
+				       opt, arg);
+	if (c == O_MAXDEPTH)
+		a->oo.max_depth = (int)v;
+	else
+		a->po.max_slices = (size_t)v;
+	return 0;
+}
+
+/* --buffer SIZE: bytes with an optional K, M or G; 0: whole streams in memory. */
+static int parse_buffer(const char *arg, struct args *a)
+{
+	uint64_t v = 0, unit = 1;
+	size_t n = strlen(arg);
+	char num[32];
+
+	if (n && strchr("kKmMgG", arg[n - 1])) {
+		unit = strchr("kK", arg[n - 1]) ? 1u << 10 : strchr("mM", arg[n - 1]) ? 1u << 20 :
+									     1u << 30;
+		n--;
+	}
+	if (!n || n >= sizeof(num))
+		goto bad;
+	memcpy(num, arg, n);
+	num[n] = 0;
+	if (prec_parse_u64(num, 10, &v) || v > (4ull << 30) / unit ||
+	    (v && v * unit < 4096))
+		goto bad;
+	a->io.aux_by_ref = v != 0;
+	a->oo.window = (size_t)(v * unit);
+	return 0;
+bad:
+	return cli_usage_error(NULL, "--buffer takes a size from 4K to 4G (e.g. 2M), or 0 "
+			       "for whole streams; got '%s'", arg);
+}
+
+/* One option. Returns 0, or the exit code to stop with (-1: --help, done). */
+static int parse_opt(int c, const char *opt, const char *arg, struct args *a)
+{
+	if (c >= O_VIEW && c < O_VIEW + (int)PREC_ARRAY_SIZE(views)) {
+		if (a->view_opt && a->view != &views[c - O_VIEW])
+			return cli_usage_error(NULL, "choose one view: %s and %s both given",
+					       a->view_opt, opt);
+		a->view = &views[c - O_VIEW];
+		a->view_opt = opt;
+		if (!strcmp(a->view->opt, "report") && arg &&
+		    prec_parse_report_mode(arg, &a->vo.mode))
+			return cli_usage_error(NULL, "--report takes caller or callee; got '%s'", arg);
+		if (arg && strcmp(a->view->opt, "report"))
+			a->view_arg = arg;
+		return 0;
+	}
+	if (c >= O_FORMAT && c <= O_MAXDEPTH)
+		return parse_view_opt(c, opt, arg, a);
+	switch (c) {
+	case O_CPU:
+		return strchr(arg, '/') ? parse_raw(c, opt, arg, a) : parse_filter(c, opt, arg, a);
+	case O_PID: case O_TID: case O_TIME: case O_SYMBOL: case O_SRCLINE:
+		return parse_filter(c, opt, arg, a);
+	case O_ELF: case O_IMAGE: case O_MTC: case O_NOM: case O_C15A: case O_C15B:
+		return parse_raw(c, opt, arg, a);
+	case O_PT: case O_SNAPSHOT: case 'i':
+		return parse_input(c, arg, a);
+	case O_SYMFS:
+		a->symfs = arg;
+		return 0;
+	case O_TOPERF:
+		a->to_perf = arg;
+		return 0;
+	case O_TORAW:
+		a->to_raw = arg;
+		return 0;
+	case O_BUILDID:
+		a->io.perfdata.buildid_dir = arg;
+		return 0;
+	case O_BUFFER:
+		return parse_buffer(arg, a);
+	case O_PROGRESS: case O_NOPROGRESS:
+		a->progress = c == O_PROGRESS;
+		return 0;
+	case 'q':
+		a->quiet = true;
+		return 0;
+	case 'v':
+		cli_verbose++;
+		return 0;
+	case 'h':
+		usage(stdout);
+		return -1;
+	case 'V':
+		printf("ptdump %s\n", PTREC_VERSION);
+		return -1;
+	default:
+		return cli_usage_error(NULL, "bad option");
+	}
+}
+
+/* The view options that the chosen view takes. Returns 0 or EXIT_USAGE. */
+static int check_view_opts(const struct args *a)
+{
+	const char *v = a->view->opt;
+	bool prof = a->view->run == run_profile || a->view->run == run_diff;
+	bool calls = !strcmp(v, "call-trace") || !strcmp(v, "call-ret-trace");
+
+	if (a->vo.json && (!strcmp(v, "folded") || !strcmp(v, "perfetto") ||
+			   !strcmp(v, "insn-trace") || !strcmp(v, "events") ||
+			   !strcmp(v, "ranges") || !strcmp(v, "packets")))
+		return cli_usage_error(NULL, "--format=json is for --call-trace, --call-ret-trace, "
+				       "--branches, --stats, --info, --sideband, --report, --windows "
+				       "and --diff; not %s", a->view_opt);
+	if (a->durations && strcmp(v, "call-trace"))
+		return cli_usage_error(NULL, "--durations is for --call-trace");
+	if (a->oo.max_depth && !calls && !prof)
+		return cli_usage_error(NULL, "--max-depth is for --call-trace, --call-ret-trace, "
+				       "--report, --windows, --diff, --folded and --perfetto");
+	if (a->durations && a->vo.json)
+		return cli_usage_error(NULL, "--durations: not with --format=json");
+	if ((a->hide_dso || a->po.no_plt) && a->durations)
+		return cli_usage_error(NULL, "--hide-dso and --no-plt: not with --durations yet");
+	if (a->po.no_plt && a->vo.json && !prof)
+		return cli_usage_error(NULL, "--no-plt: not with --format=json of a call trace yet");
+	if (a->sort_given && strcmp(v, "report") && strcmp(v, "diff"))
+		return cli_usage_error(NULL, "--sort orders --report or --diff");
+	if (a->vo.by_thread && strcmp(v, "report"))
+		return cli_usage_error(NULL, "--by-thread is for --report");
+	if (a->weight_given && strcmp(v, "folded"))
+		return cli_usage_error(NULL, "--weight is for --folded");
+	if (a->po.max_slices && strcmp(v, "perfetto"))
+		return cli_usage_error(NULL, "--max-events is for --perfetto");
+	if (a->fail_above >= 0 && strcmp(v, "diff"))
+		return cli_usage_error(NULL, "--fail-above is for --diff OLD NEW");
+	if ((a->hide_dso || a->po.no_plt) && !prof && !calls)
+		return cli_usage_error(NULL, "--hide-dso and --no-plt are for --call-trace, "
+				       "--call-ret-trace, --report, --windows, --diff, --folded and "
+				       "--perfetto");
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	int c, ret;
+
+	a->view = &views[0];
+	a->fail_above = -1;
+	a->progress = -1;
+	prec_output_opts_init(&a->oo);
+	prec_import_opts_init(&a->io);
+	a->io.aux_by_ref = true;
+	while ((c = getopt_long(argc, argv, "i:qvVh", opts, NULL)) != -1) {
+		/* The option as written: argv[optind - 1], or the one before with its argument. */
+		const char *opt = argv[optind - 1];
+
+		if (optarg && optarg == argv[optind - 1] && optind >= 2)
+			opt = argv[optind - 2];
+		ret = parse_opt(c, opt, optarg, a);
+		if (ret)
+			return ret;
+	}
+	if (optind < argc) {
+		if (a->io.path || optind + 1 < argc)
+			return cli_usage_error(NULL, "one trace file at a time");
+		a->io.path = argv[optind];
+	}
+	if (!a->io.path)
+		a->io.path = "ptrec.data";
+	if (!a->io.rawpt.pt_path && (a->nimgs || a->cpu_ident || a->raw_param))
+		return cli_usage_error(NULL, "--elf, --image, --cpu F/M, --mtc-freq, --nom-freq and "
+				       "--cpuid-0x15.* describe a raw trace: give it with --pt RAW");
+	ret = check_view_opts(a);
+	if (ret)
+		return ret;
+	if (!a->quiet)
+		warn_unused(a);
+	a->io.rawpt.images = a->imgs;
+	a->io.rawpt.nimages = a->nimgs;
+	a->io.header_only = a->view->header_only;
+	a->oo.hide = a->hide_dso ? &a->hide : NULL;
+	a->oo.no_plt = a->po.no_plt;
+	return 0;
+}
+
+static void print_messages(const struct prec_session *s, const struct prec_import_report *rep)
+{
+	unsigned i;
+
+	for (i = 0; i < prec_notes_kept(&rep->notes); i++)
+		cli_note("%s", rep->notes.text[i]);
+	for (i = 0; i < prec_notes_kept(&rep->warnings); i++)
+		cli_warn("%s", rep->warnings.text[i]);
+	for (i = 0; i < prec_session_nr_warnings(s); i++)
+		cli_warn("%s", prec_session_warning(s, i));
+}
+
+/* Reads the input into @s and runs the view. Returns the exit code. */
+static int decode(struct prec_session *s, struct args *a)
+{
+	struct prec_import_report rep;
+	struct prec_diag d = { 0 };
+	int err;
+
+	if (a->io.kind == PREC_INPUT_RAWPT && a->view->header_only)
+		return cli_usage_error(NULL, "--info describes trace files; a raw trace has no metadata");
+	err = prec_import(s, &a->io, &rep, &d);
+	if (!err && (err = prepare_streams(s, a)))
+		prec_diag_set(&d, err, -1, "cannot read the trace: %s", prec_strerror(err));
+	if (err) {
+		if (!rep.importer)
+			cli_err("%s", d.msg);
+		else
+			cli_err("%s: %s", a->io.path, d.msg[0] ? d.msg : prec_strerror(err));
+		if (rep.importer && d.hint[0])
+			fprintf(stderr, "  hint: %s\n", d.hint);
+		prec_import_report_fini(&rep);
+		return EXIT_FAIL;
+	}
+	if (!a->quiet && !a->view->header_only)
+		print_messages(s, &rep);
+	/*
+	 * The progress line: on a terminal (standard error one, standard
+	 * output not the same: the output would scroll through it), not with
+	 * -q; --progress forces it, --no-progress keeps it off.
+	 */
+	if (a->progress == 1 || (a->progress < 0 && !a->quiet && isatty(2) && !isatty(1))) {
+		a->prog.forced = a->progress == 1;
+		a->prog.start = now_s();
+		a->oo.progress = progress_cb;
+		a->oo.progress_ctx = &a->prog;
+	}
+	err = a->view->run(s, &rep, a);
+	progress_end(&a->prog);
+	prec_import_report_fini(&rep);
+	if (err > 0)
+		return err;
+	if (!err && fflush(stdout) == EOF)
+		err = errno == EPIPE ? -EPIPE : -EIO;
+	if (err == -EPIPE)
+		return EXIT_OK; /* the reader went away (ptdump | head): quietly done */
+	if (err == -PREC_E_NOSYM) {
+		cli_err("--symbol %s: no function of that name in the traced code", a->oo.symbol);
+		return EXIT_FAIL;
+	}
+	if (err == -PREC_E_NOMATCH) {
+		cli_err("--symbol %s: the function never ran in the decoded trace (selected: "
+			"entered by a call or a jump, or where tracing began in it)", a->oo.symbol);
+		return EXIT_EMPTY;
+	}
+	if (err) {
+		cli_err("%s", decode_errstr(err));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
-	enum {
-		O_CALL = 256, O_CALLRET, O_INSN, O_BRANCHES, O_EVENTS, O_STATS, O_INFO,
-		O_SIDEBAND, O_RANGES, O_PACKETS, O_PID, O_TID, O_CPU, O_TIME, O_SYMBOL, O_SRCLINE, O_SYMFS,
-		O_SNAPSHOT, O_PT, O_ELF, O_IMAGE, O_MTC, O_NOM, O_C15A, O_C15B, O_TOPERF, O_TORAW,
-		O_BUILDID,
-	};
-	static const struct option opts[] = {
-		{ "call-trace", no_argument, NULL, O_CALL },
-		{ "call-ret-trace", no_argument, NULL, O_CALLRET },
-		{ "insn-trace", no_argument, NULL, O_INSN },
-		{ "branches", no_argument, NULL, O_BRANCHES },
-		{ "events", no_argument, NULL, O_EVENTS },
-		{ "stats", no_argument, NULL, O_STATS },
-		{ "info", no_argument, NULL, O_INFO },
-		{ "sideband", no_argument, NULL, O_SIDEBAND },
-		{ "ranges", no_argument, NULL, O_RANGES },
-		{ "packets", no_argument, NULL, O_PACKETS },
-		{ "pid", required_argument, NULL, O_PID },
-		{ "tid", required_argument, NULL, O_TID },
-		{ "cpu", required_argument, NULL, O_CPU },
-		{ "time", required_argument, NULL, O_TIME },
-		{ "symbol", required_argument, NULL, O_SYMBOL },
-		{ "srcline", no_argument, NULL, O_SRCLINE },
-		{ "symfs", required_argument, NULL, O_SYMFS },
-		{ "snapshot", required_argument, NULL, O_SNAPSHOT },
-		{ "pt", required_argument, NULL, O_PT },
-		{ "elf", required_argument, NULL, O_ELF },
-		{ "image", required_argument, NULL, O_IMAGE },
-		{ "mtc-freq", required_argument, NULL, O_MTC },
-		{ "nom-freq", required_argument, NULL, O_NOM },
-		{ "cpuid-0x15.eax", required_argument, NULL, O_C15A },
-		{ "cpuid-0x15.ebx", required_argument, NULL, O_C15B },
-		{ "to-perf-data", required_argument, NULL, O_TOPERF },
-		{ "to-raw", required_argument, NULL, O_TORAW },
-		{ "buildid-dir", required_argument, NULL, O_BUILDID },
-		{ "input", required_argument, NULL, 'i' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct prec_output_opts oo;
-	struct prec_load_report rep;
-	struct prec_tfile_reader *r = NULL;
+	struct args a = { 0 };
 	struct prec_session *s = NULL;
-	struct prec_diag d = { 0 };
-	const char *input = NULL, *symfs = NULL, *view = NULL;
-	int mode = O_CALL, c, err, ret = EXIT_FAIL;
-	bool quiet = false, snapshot = false, cpu_ident = false, raw_param = false, perfdata = false;
-	struct prec_perfdata_report prep;
-	struct prec_rawpt_opts ro;
-	struct prec_rawpt_image *imgs = NULL;
-	size_t nimgs = 0;
-	struct prec_perfdata_opts po = { 0 };
-	const char *to_perf = NULL, *to_raw = NULL;
-	struct stat st;
+	uint8_t head[16];
+	int ret;
 
 	cli_prog = "ptdump";
 	signal(SIGPIPE, SIG_IGN);
-	prec_output_opts_init(&oo);
-	prec_rawpt_opts_init(&ro);
-	while ((c = getopt_long(argc, argv, "i:qvh", opts, NULL)) != -1) {
-		uint64_t v;
-
-		switch (c) {
-		case O_CALL: case O_CALLRET: case O_INSN: case O_BRANCHES: case O_EVENTS:
-		case O_STATS: case O_INFO: case O_SIDEBAND: case O_RANGES: case O_PACKETS:
-			if (view && mode != c)
-				return cli_usage_error(NULL, "choose one view: %s and %s both given",
-						       view, argv[optind - 1]);
-			mode = c;
-			view = argv[optind - 1];
-			break;
-		case O_CPU:
-			if (strchr(optarg, '/')) {
-				if (prec_rawpt_parse_cpu(optarg, &ro, &d)) {
-					cli_diag("--cpu", optarg, &d);
-					return EXIT_USAGE;
-				}
-				cpu_ident = true;
-				break;
-			}
-			/* fall through */
-		case O_PID: case O_TID:
-			if (prec_parse_u64(optarg, 10, &v) || v > INT32_MAX)
-				return cli_usage_error(NULL, "%s takes a number; got '%s'",
-						       argv[optind - 2], optarg);
-			if (c == O_PID)
-				oo.pid = (int)v;
-			else if (c == O_TID)
-				oo.tid = (int)v;
-			else
-				oo.cpu = (int)v;
-			break;
-		case O_TIME: {
-			const char *comma = strchr(optarg, ',');
-
-			if (!comma || parse_time(optarg, &oo.time_start) ||
-			    parse_time(comma + 1, &oo.time_end) ||
-			    (oo.time_end && oo.time_end < oo.time_start))
-				return cli_usage_error(NULL, "--time takes START,END in seconds "
-						       "(e.g. 12.5,13 or ,13); got '%s'", optarg);
-			break;
-		}
-		case O_SYMBOL:
-			oo.symbol = optarg;
-			break;
-		case O_SRCLINE:
-			oo.srcline = true;
-			break;
-		case O_SYMFS:
-			symfs = optarg;
-			break;
-		case O_PT:
-			if (input)
-				return cli_usage_error(NULL, "one input at a time");
-			input = optarg;
-			ro.pt_path = optarg;
-			break;
-		case O_ELF: case O_IMAGE: {
-			struct prec_rawpt_image *n = realloc(imgs, (nimgs + 1) * sizeof(*imgs));
-
-			if (!n)
-				goto oom;
-			imgs = n;
-			if (prec_rawpt_parse_image(optarg, c == O_ELF, &imgs[nimgs], &d)) {
-				cli_diag(c == O_ELF ? "--elf" : "--image", optarg, &d);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			nimgs++;
-			break;
-		}
-		case O_MTC: case O_NOM: case O_C15A: case O_C15B:
-			if (prec_parse_u64(optarg, 0, &v) || v > UINT32_MAX ||
-			    ((c == O_MTC || c == O_NOM) && v > 255))
-				return cli_usage_error(NULL, "%s takes a number; got '%s'",
-						       argv[optind - 2], optarg);
-			if (c == O_MTC)
-				ro.mtc_freq = (int)v;
-			else if (c == O_NOM)
-				ro.nom_freq = (int)v;
-			else if (c == O_C15A)
-				ro.cpuid_15_eax = (uint32_t)v;
-			else
-				ro.cpuid_15_ebx = (uint32_t)v;
-			raw_param = true;
-			break;
-		case O_TOPERF:
-			to_perf = optarg;
-			break;
-		case O_TORAW:
-			to_raw = optarg;
-			break;
-		case O_BUILDID:
-			po.buildid_dir = optarg;
-			break;
-		case O_SNAPSHOT:
-			if (input)
-				return cli_usage_error(NULL, "one input at a time");
-			input = optarg;
-			snapshot = true;
-			break;
-		case 'i':
-			input = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'v':
-			cli_verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			return cli_usage_error(NULL, "bad option");
-		}
-	}
-	if (optind < argc) {
-		if (input || optind + 1 < argc)
-			return cli_usage_error(NULL, "one trace file at a time");
-		input = argv[optind];
-	}
-	if (!input)
-		input = "ptrec.data";
-	if (!ro.pt_path && (nimgs || cpu_ident || raw_param)) {
-		ret = cli_usage_error(NULL, "--elf, --image, --cpu F/M, --mtc-freq, --nom-freq and "
-				      "--cpuid-0x15.* describe a raw trace: give it with --pt RAW");
-		goto out;
-	}
-	if (to_perf || to_raw) {
-		ret = convert(input, to_perf, to_raw, quiet);
-		goto out;
-	}
-
-	memset(&rep, 0, sizeof(rep));
-	if (!snapshot && !ro.pt_path && stat(input, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    prec_perfdata_probe_path(input) != PREC_PERFDATA_DIR) {
-		if (!prec_snapshot_probe(input)) {
-			cli_err("%s is a directory, but neither a CoreSight snapshot (no snapshot.ini) "
-				"nor a perf.data directory", input);
-			ret = EXIT_FAIL;
-			goto out;
-		}
-		snapshot = true;
-	}
-	s = prec_session_new();
-	if (!s)
-		goto oom;
-	if (symfs && prec_session_set_symfs(s, symfs))
-		goto oom;
-	if (ro.pt_path) {
-		ro.images = imgs;
-		ro.nimages = nimgs;
-		if (mode == O_INFO) {
-			ret = cli_usage_error(NULL, "--info describes trace files; a raw trace has no metadata");
-			goto out;
-		}
-		err = prec_rawpt_load(s, &ro, &d);
-		if (err) {
-			cli_err("%s: %s", input, d.msg[0] ? d.msg : prec_strerror(err));
-			if (d.hint[0])
-				fprintf(stderr, "  hint: %s\n", d.hint);
-			goto out;
-		}
-	} else if (!snapshot && (!strcmp(input, "-") || prec_perfdata_probe_path(input) > 0)) {
-
-		if (mode == O_INFO) {
-			struct prec_buf b = { 0 };
-
-			err = prec_perfdata_describe(input, &po, &b, &d);
-			if (!err)
-				fputs(b.data ? b.data : "", stdout);
-			prec_buf_free(&b);
-			if (err) {
-				cli_err("%s: %s", input, d.msg[0] ? d.msg : prec_strerror(err));
-				goto out;
-			}
-			ret = EXIT_OK;
-			goto out;
-		}
-		perfdata = true;
-		err = prec_perfdata_load(s, input, &po, &prep, &d);
-		if (err) {
-			cli_err("%s: %s", input, d.msg[0] ? d.msg : prec_strerror(err));
-			if (d.hint[0])
-				fprintf(stderr, "  hint: %s\n", d.hint);
-			goto out;
-		}
-		if (!quiet) {
-			for (unsigned k = 0; k < prep.nnotes && k < PREC_PERFDATA_MAX_NOTES; k++)
-				cli_note("%s", prep.notes[k]);
-			if (prep.cut_short)
-				cli_warn("%s ends early (cut short); decoded what is there", input);
-		}
-	} else if (snapshot) {
-		struct prec_snapshot_report srep;
-
-		err = prec_snapshot_load(s, input, &srep, &d);
-		if (err) {
-			cli_err("%s: %s", input, d.msg[0] ? d.msg : prec_strerror(err));
-			goto out;
-		}
-		if (mode == O_INFO) {
-			ptdump_snapshot_info(&srep, input, stdout);
-			ret = EXIT_OK;
-			goto out;
-		}
-		if (!quiet)
-			for (unsigned k = 0; k < srep.nnotes && k < PREC_SNAPSHOT_MAX_NOTES; k++)
-				cli_note("%s", srep.notes[k]);
+	ret = parse_args(argc, argv, &a);
+	if (!ret && !strcmp(a.io.path, "-") && a.io.kind == PREC_INPUT_AUTO)
+		ret = stdin_input(&a.io.perfdata, head, sizeof(head));
+	if (ret) {
+		ret = ret < 0 ? EXIT_OK : ret;
+	} else if (a.to_perf || a.to_raw) {
+		ret = convert(a.io.path, a.to_perf, a.to_raw, a.quiet);
 	} else {
-		err = prec_load_open(input, &rep, &r, &d);
-		if (err) {
-			if (err == -ENOENT && !d.msg[0])
-				cli_err("%s: no such file (record one with 'ptrec record')", input);
-			else
-				cli_err("%s: %s", input, d.msg[0] ? d.msg : prec_strerror(err));
-			goto out;
-		}
-		if (mode == O_INFO) {
-			ret = ptdump_info(r, input, stdout) ? EXIT_FAIL : EXIT_OK;
-			goto out;
-		}
-		err = prec_load_session(s, r, &rep);
-		if (err) {
-			cli_err("%s: cannot load the trace: %s", input, prec_strerror(err));
-			goto out;
+		s = prec_session_new();
+		if (!s || (a.symfs && prec_session_set_symfs(s, a.symfs))) {
+			cli_err("out of memory");
+			ret = EXIT_FAIL;
+		} else {
+			ret = decode(s, &a);
 		}
 	}
-	print_warnings(s, &rep, quiet);
-	switch (mode) {
-	case O_RANGES:
-		if (!prec_cs_session_meta(s)) {
-			cli_err("--ranges lists CoreSight instruction ranges; %s holds no CoreSight trace "
-				"(use --branches or --insn-trace)", input);
-			goto out;
-		}
-		err = prec_cs_print_ranges(s, &oo, stdout);
-		break;
-	case O_SIDEBAND:
-		err = ptdump_sideband(s, &oo, stdout);
-		break;
-	case O_PACKETS:
-		err = prec_pt_dump_packets(s, &oo, stdout);
-		if (err == -EOPNOTSUPP) {
-			cli_err("--packets lists Intel PT packets; for CoreSight use --ranges, or "
-				"trc_pkt_lister on a snapshot");
-			goto out;
-		}
-		break;
-	case O_STATS:
-		if (r) {
-			err = ptdump_file_stats(r, stdout);
-		} else if (perfdata) {
-			struct prec_buf b = { 0 };
-
-			err = prec_perfdata_file_stats(s, &prep, &b);
-			if (!err && b.data)
-				fputs(b.data, stdout);
-			prec_buf_free(&b);
-		}
-		if (!err) {
-			oo.fmt = PREC_FMT_STATS;
-			err = prec_output_run(s, &oo, stdout);
-		}
-		break;
-	default:
-		oo.fmt = mode == O_CALLRET ? PREC_FMT_CALL_RET_TRACE :
-			 mode == O_INSN ? PREC_FMT_INSN_TRACE :
-			 mode == O_BRANCHES ? PREC_FMT_BRANCHES :
-			 mode == O_EVENTS ? PREC_FMT_EVENTS : PREC_FMT_CALL_TRACE;
-		err = prec_output_run(s, &oo, stdout);
-		break;
-	}
-	if (!err && fflush(stdout) == EOF)
-		err = errno == EPIPE ? -EPIPE : -EIO;
-	if (err == -EPIPE) {
-		ret = EXIT_OK; /* the reader went away (ptdump | head): quietly done */
-		goto out;
-	}
-	if (err == -PREC_E_NOSYM) {
-		cli_err("--symbol %s: no function of that name in the traced code", oo.symbol);
-		goto out;
-	}
-	if (err) {
-		cli_err("%s", prec_strerror(err));
-		goto out;
-	}
-	ret = EXIT_OK;
-	goto out;
-oom:
-	cli_err("out of memory");
-out:
 	prec_session_free(s);
-	prec_tfile_reader_free(r);
-	free(imgs);
+	free(a.imgs);
+	if (a.hide_dso)
+		regfree(&a.hide);
 	return ret;
 }

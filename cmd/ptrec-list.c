@@ -6,12 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attr.h"
+#include "base/array.h"
+#include "spec/attr.h"
 #include "cli.h"
-#include "evspec.h"
-#include "pmu.h"
+#include "spec/evspec.h"
+#include "spec/pmu.h"
 #include "ptrec-cmds.h"
-#include "util.h"
+#include "base/util.h"
 
 static const char list_help[] =
 	"usage: ptrec list [--emulate] [GLOB...]\n"
@@ -85,7 +86,17 @@ static void print_pmu(const struct prec_pmu *p, bool verbose)
 		printf("    sink @%-14s %s\n", p->sinks[i].name, p->sinks[i].value);
 }
 
-/* The PMUs to show: sysfs ones, with the emulated intel_pt in place of a real one. */
+/* The software tracers' PMU of that name under --emulate (intel_pt, pt, cs_etm), else sysfs's. */
+static int load_pmu(const struct list_opts *o, const char *name, struct prec_pmu **p)
+{
+	if (o->emulate && (!strcmp(name, "intel_pt") || !strcmp(name, "pt")))
+		return prec_pmu_load_emulated(p);
+	if (o->emulate && !strcmp(name, "cs_etm"))
+		return prec_pmu_load_emulated_etm(p);
+	return prec_pmu_load(name, p);
+}
+
+/* The PMUs to show: sysfs ones, with the emulated intel_pt and cs_etm in place of real ones. */
 static int load_pmus(const struct list_opts *o, struct prec_pmu ***out, size_t *nout)
 {
 	struct prec_pmu **v;
@@ -95,7 +106,7 @@ static int load_pmus(const struct list_opts *o, struct prec_pmu ***out, size_t *
 
 	if (err)
 		return err;
-	v = calloc(n + 1, sizeof(*v));
+	v = calloc(n + 2, sizeof(*v));
 	if (!v) {
 		prec_strv_free(names, n);
 		return -ENOMEM;
@@ -105,9 +116,13 @@ static int load_pmus(const struct list_opts *o, struct prec_pmu ***out, size_t *
 		if (err)
 			goto out;
 		k++;
+		err = prec_pmu_load_emulated_etm(&v[k]);
+		if (err)
+			goto out;
+		k++;
 	}
 	for (i = 0; i < n; i++) {
-		if (o->emulate && !strcmp(names[i], "intel_pt"))
+		if (o->emulate && (!strcmp(names[i], "intel_pt") || !strcmp(names[i], "cs_etm")))
 			continue;
 		err = prec_pmu_load(names[i], &v[k]);
 		if (err == -PREC_E_NOPMU)
@@ -142,7 +157,7 @@ static void free_pmus(struct prec_pmu **v, size_t n)
 static int load_tracepoints(const struct list_opts *o, char ***out, size_t *nout)
 {
 	char **subs = NULL, **v = NULL;
-	size_t ns = 0, n = 0, cap = 0, i, j;
+	size_t ns = 0, n = 0, i, j;
 	int err = 0;
 
 	*out = NULL;
@@ -152,18 +167,13 @@ static int load_tracepoints(const struct list_opts *o, char ***out, size_t *nout
 
 		for (i = 0; (nm = prec_syscall_at(i, NULL)); i++) {
 			for (j = 0; j < 2; j++) {
-				char buf[160], **nv;
+				char buf[160];
 
 				snprintf(buf, sizeof(buf), "syscalls:%s%s",
 					 j ? "sys_exit_" : "sys_enter_", nm);
-				if (n + 1 >= cap) {
-					cap = cap ? cap * 2 : 256;
-					nv = realloc(v, cap * sizeof(*v));
-					if (!nv) {
-						err = -ENOMEM;
-						goto out;
-					}
-					v = nv;
+				if (PREC_ARRAY_RESERVE(v, n, 2)) {
+					err = -ENOMEM;
+					goto out;
 				}
 				v[n] = strdup(buf);
 				if (!v[n]) {
@@ -185,17 +195,11 @@ static int load_tracepoints(const struct list_opts *o, char ***out, size_t *nout
 		if (prec_tracepoint_names(subs[i], &evs, &ne))
 			continue;
 		for (j = 0; j < ne; j++) {
-			char **nv;
 			size_t len = strlen(subs[i]) + strlen(evs[j]) + 2;
 
-			if (n + 1 >= cap) {
-				cap = cap ? cap * 2 : 256;
-				nv = realloc(v, cap * sizeof(*v));
-				if (!nv) {
-					err = -ENOMEM;
-					break;
-				}
-				v = nv;
+			if (PREC_ARRAY_RESERVE(v, n, 2)) {
+				err = -ENOMEM;
+				break;
 			}
 			v[n] = malloc(len);
 			if (!v[n]) {
@@ -246,7 +250,7 @@ static int list_all(const struct list_opts *o)
 	struct prec_pmu **pmus = NULL;
 	char **tps = NULL;
 	const struct prec_generic_event *g;
-	size_t npmus = 0, ntps = 0, ng, i, shown;
+	size_t npmus = 0, ntps = 0, ng, i, shown, total = 0;
 	int err;
 
 	err = load_pmus(o, &pmus, &npmus);
@@ -257,6 +261,7 @@ static int list_all(const struct list_opts *o)
 	for (i = 0, shown = 0; i < npmus; i++) {
 		if (!match(o, pmus[i]->name))
 			continue;
+		total++;
 		if (!shown++)
 			printf("PMUs (use as NAME/term,term=value/modifiers):\n");
 		print_pmu(pmus[i], true);
@@ -265,9 +270,10 @@ static int list_all(const struct list_opts *o)
 	for (i = 0, shown = 0; i < ng; i++) {
 		if (!match(o, g[i].name))
 			continue;
+		total++;
 		if (!shown++)
 			printf("%sGeneric events (NAME, NAME:modifiers or NAME/terms/modifiers):\n",
-			       npmus ? "\n" : "");
+			       total ? "\n" : "");
 		if (g[i].alias_of)
 			printf("  %-26s %s event (alias of %s)\n", g[i].name,
 			       g[i].type == PERF_TYPE_HARDWARE ? "hardware" : "software",
@@ -294,6 +300,7 @@ static int list_all(const struct list_opts *o)
 		for (i = 0, shown = 0; i < ntps; i++) {
 			if (!match(o, tps[i]))
 				continue;
+			total++;
 			if (!shown++)
 				printf("\nTracepoints (SUBSYSTEM:NAME)%s:\n",
 				       o->emulate ? ", as the software tracer knows them" : "");
@@ -302,6 +309,13 @@ static int list_all(const struct list_opts *o)
 	}
 	prec_strv_free(tps, ntps);
 	free_pmus(pmus, npmus);
+	if (o->nglobs && !total) {
+		cli_err("nothing here matches %s%s: no PMU, generic event or tracepoint of this "
+			"machine has such a name", o->globs[0], o->nglobs > 1 ? " (or the others)" : "");
+		fprintf(stderr, "  hint: 'ptrec list' shows all; 'ptrec check' says why a tracer "
+				"is missing; 'ptrec list --emulate' shows what the software tracer has\n");
+		return EXIT_FAIL;
+	}
 	return EXIT_OK;
 }
 
@@ -365,10 +379,7 @@ static int list_names(const struct list_opts *o, const char *kind, const char *a
 
 		if (!arg)
 			return cli_usage_error("list", "--names terms needs a PMU name");
-		if (o->emulate && (!strcmp(arg, "intel_pt") || !strcmp(arg, "pt")))
-			err = prec_pmu_load_emulated(&p);
-		else
-			err = prec_pmu_load(arg, &p);
+		err = load_pmu(o, arg, &p);
 		if (err) {
 			cli_err("no PMU '%s' here: %s", arg, prec_strerror(err));
 			return EXIT_FAIL;
@@ -395,10 +406,7 @@ static int list_sysfs(const struct list_opts *o, const char *name)
 	size_t i;
 	int err;
 
-	if (o->emulate && (!strcmp(name, "intel_pt") || !strcmp(name, "pt")))
-		err = prec_pmu_load_emulated(&p);
-	else
-		err = prec_pmu_load(name, &p);
+	err = load_pmu(o, name, &p);
 	if (err) {
 		if (err == -PREC_E_NOPMU)
 			cli_err("no PMU '%s' on this machine%s", name,
@@ -422,6 +430,22 @@ static int list_sysfs(const struct list_opts *o, const char *name)
 	return EXIT_OK;
 }
 
+/*
+ * The parser's hint for a missing tracer says to record with --emulate;
+ * here the same check of the spec under the software tracer is meant.
+ */
+static void list_diag(const char *text, struct prec_diag *d)
+{
+	char aux[256];
+
+	if (d->code == -PREC_E_NOPMU) {
+		prec_pmu_aux_names(aux, sizeof(aux));
+		prec_diag_hint(d, "AUX-capable PMUs here: %s; see 'ptrec check', or check the spec "
+				  "for the software tracer with 'ptrec list --emulate -e SPEC'", aux);
+	}
+	cli_diag("bad event", text, d);
+}
+
 static int list_specs(const struct list_opts *o, char **specs, int n)
 {
 	struct prec_evspec_opts eo = { .emulate = o->emulate };
@@ -437,12 +461,12 @@ static int list_specs(const struct list_opts *o, char **specs, int n)
 	for (i = 0; i < n && !err; i++) {
 		err = prec_evlist_add(el, specs[i], &d);
 		if (err)
-			cli_diag("bad event", specs[i], &d);
+			list_diag(specs[i], &d);
 	}
 	if (!err) {
 		err = prec_evlist_finish(el, &d);
 		if (err)
-			cli_diag("bad event", prec_evlist_diag_text(el), &d);
+			list_diag(prec_evlist_diag_text(el), &d);
 	}
 	if (err) {
 		rc = err == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;

@@ -6,10 +6,6 @@
 #include "cli.h"
 #include "ptrec-cmds.h"
 
-#ifndef PTREC_VERSION
-#define PTREC_VERSION "0.1.0"
-#endif
-
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);

@@ -24,318 +24,13 @@
 #include <opencsd/ete/trc_pkt_types_ete.h>
 #include <opencsd/etmv4/trc_pkt_types_etmv4.h>
 
-#include "coresight.h"
-#include "image.h"
-#include "output.h"
-#include "perf_format.h"
-#include "session.h"
-#include "tfile.h"
-
-/* ---- metadata ---- */
-
-#define CS_MAX_ID 0x6f
-#define CS_MAX_PARAMS 64          /* more per-CPU parameters than any perf writes */
-#define CS_TRACE_ID_UNUSED 0x80000000ull
-
-struct prec_cs_meta *prec_cs_meta_new(void)
-{
-	return calloc(1, sizeof(struct prec_cs_meta));
-}
-
-void prec_cs_meta_free(struct prec_cs_meta *m)
-{
-	if (!m)
-		return;
-	free(m->src);
-	free(m);
-}
-
-int prec_cs_meta_add(struct prec_cs_meta *m, const struct prec_cs_source *src)
-{
-	struct prec_cs_source *n;
-
-	if (!m || !src || src->cpu < 0 || src->trace_id > CS_MAX_ID ||
-	    (src->proto != PREC_CS_ETMV4 && src->proto != PREC_CS_ETE) ||
-	    src->format > PREC_CS_FMT_RAW || src->arch > PREC_CS_ARCH_AA64)
-		return -EINVAL;
-	if (prec_cs_meta_cpu(m, src->cpu))
-		return -EEXIST;
-	n = realloc(m->src, (m->n + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	m->src = n;
-	n[m->n++] = *src;
-	return 0;
-}
-
-const struct prec_cs_source *prec_cs_meta_cpu(const struct prec_cs_meta *m, int cpu)
-{
-	size_t i;
-
-	for (i = 0; m && i < m->n; i++)
-		if (m->src[i].cpu == cpu)
-			return &m->src[i];
-	return NULL;
-}
-
-const struct prec_cs_source *prec_cs_meta_trace_id(const struct prec_cs_meta *m, uint8_t id)
-{
-	size_t i;
-
-	for (i = 0; m && id && i < m->n; i++)
-		if (m->src[i].trace_id == id)
-			return &m->src[i];
-	return NULL;
-}
-
-int prec_cs_meta_set_trace_id(struct prec_cs_meta *m, int cpu, uint8_t id)
-{
-	struct prec_cs_source *s = (struct prec_cs_source *)prec_cs_meta_cpu(m, cpu);
-
-	if (!id || id > CS_MAX_ID)
-		return -EINVAL;
-	if (!s)
-		return -ENOENT;
-	s->trace_id = id;
-	return 0;
-}
-
-int prec_cs_meta_set_format(struct prec_cs_meta *m, int cpu, enum prec_cs_format fmt)
-{
-	size_t i;
-	int found = 0;
-
-	if (!m || fmt > PREC_CS_FMT_RAW)
-		return -EINVAL;
-	for (i = 0; i < m->n; i++) {
-		if (cpu >= 0 && m->src[i].cpu != cpu)
-			continue;
-		m->src[i].format = fmt;
-		found = 1;
-	}
-	return found || cpu < 0 ? 0 : -ENOENT;
-}
-
-int prec_cs_hw_id_trace_id(uint64_t hw_id, uint8_t *id)
-{
-	uint8_t v = hw_id & 0xff;
-
-	if (hw_id >> 60)
-		return -PREC_E_VERSION;
-	if (!v || v > CS_MAX_ID)
-		return -EINVAL;
-	*id = v;
-	return 0;
-}
-
-int prec_cs_meta_apply_hw_id(struct prec_cs_meta *m, int cpu, uint64_t hw_id)
-{
-	uint8_t id;
-	int err = prec_cs_hw_id_trace_id(hw_id, &id);
-
-	return err ? err : prec_cs_meta_set_trace_id(m, cpu, id);
-}
-
-/*
- * One per-CPU block of perf's layout at @blk (@avail words): header version
- * 0 has MAGIC, CPU and the parameters; later versions put the parameter
- * count after CPU. Fills @src and *@used (words consumed).
- */
-static int parse_block(const uint64_t *blk, size_t avail, unsigned version, size_t index,
-		       struct prec_cs_source *src, size_t *used, struct prec_diag *d)
-{
-	uint64_t magic, nparams;
-	size_t first;
-	const uint64_t *p;
-	uint64_t traceidr;
-
-	memset(src, 0, sizeof(*src));
-	if (avail < 2)
-		return prec_diag_set(d, -PREC_E_FORMAT, -1,
-				     "cs_etm metadata ends inside the block of CPU #%zu", index);
-	magic = blk[CS_ETM_MAGIC];
-	if (magic == CS_ETMV3_MAGIC)
-		return prec_diag_set(d, -EOPNOTSUPP, -1,
-				     "ETMv3/PTM trace (32-bit Arm cores) is not supported");
-	if (magic != CS_ETMV4_MAGIC && magic != CS_ETE_MAGIC)
-		return prec_diag_set(d, -PREC_E_FORMAT, -1,
-				     "cs_etm metadata block #%zu has an unknown magic 0x%llx",
-				     index, (unsigned long long)magic);
-	if (blk[CS_ETM_CPU] > 0xffff)
-		return prec_diag_set(d, -PREC_E_FORMAT, -1,
-				     "cs_etm metadata block #%zu names CPU %llu", index,
-				     (unsigned long long)blk[CS_ETM_CPU]);
-	if (version == 0) {
-		if (magic != CS_ETMV4_MAGIC)
-			return prec_diag_set(d, -PREC_E_FORMAT, -1,
-					     "ETE metadata in a version 0 cs_etm header");
-		first = 2;
-		nparams = CS_ETMV4_TRCAUTHSTATUS - CS_ETMV4_TRCCONFIGR + 1;
-	} else {
-		if (avail < 3)
-			return prec_diag_set(d, -PREC_E_FORMAT, -1,
-					     "cs_etm metadata ends inside the block of CPU #%zu",
-					     index);
-		first = CS_ETM_COMMON_BLK_MAX_V1;
-		nparams = blk[CS_ETM_NR_TRC_PARAMS];
-	}
-	if (nparams > CS_MAX_PARAMS || nparams > avail - first)
-		return prec_diag_set(d, -PREC_E_FORMAT, -1,
-				     "cs_etm metadata block #%zu claims %llu parameters, %zu words left",
-				     index, (unsigned long long)nparams, avail - first);
-	/* Everything up to TRCIDR2 is needed to configure a decoder. */
-	if (nparams < CS_ETMV4_TRCIDR2 - CS_ETMV4_TRCCONFIGR + 1)
-		return prec_diag_set(d, -PREC_E_FORMAT, -1,
-				     "cs_etm metadata block #%zu has only %llu parameters", index,
-				     (unsigned long long)nparams);
-	p = blk + first - CS_ETMV4_TRCCONFIGR; /* p[CS_ETMV4_*] is the parameter */
-#define PARAM(i) ((size_t)(i) - CS_ETMV4_TRCCONFIGR < nparams ? p[i] : 0)
-	src->cpu = (int)blk[CS_ETM_CPU];
-	src->proto = magic == CS_ETE_MAGIC ? PREC_CS_ETE : PREC_CS_ETMV4;
-	src->configr = (uint32_t)PARAM(CS_ETMV4_TRCCONFIGR);
-	traceidr = PARAM(CS_ETMV4_TRCTRACEIDR);
-	src->idr0 = (uint32_t)PARAM(CS_ETMV4_TRCIDR0);
-	src->idr1 = (uint32_t)PARAM(CS_ETMV4_TRCIDR1);
-	src->idr2 = (uint32_t)PARAM(CS_ETMV4_TRCIDR2);
-	src->idr8 = (uint32_t)PARAM(CS_ETMV4_TRCIDR8);
-	src->authstatus = (uint32_t)PARAM(CS_ETMV4_TRCAUTHSTATUS);
-	if (src->proto == PREC_CS_ETE) {
-		src->devarch = (uint32_t)PARAM(CS_ETE_TRCDEVARCH);
-		src->ts_source = PARAM(CS_ETE_TS_SOURCE);
-	} else {
-		src->ts_source = PARAM(CS_ETMV4_TS_SOURCE);
-	}
-#undef PARAM
-	/* From version 2 the real IDs come in AUX_OUTPUT_HW_ID records. */
-	if (!(version >= 2 && (traceidr & CS_TRACE_ID_UNUSED)) && (traceidr & 0x7f) &&
-	    (traceidr & 0x7f) <= CS_MAX_ID)
-		src->trace_id = traceidr & 0x7f;
-	*used = first + (size_t)nparams;
-	return 0;
-}
-
-int prec_cs_meta_from_auxtrace_info(const uint64_t *priv, size_t n, struct prec_cs_meta **out,
-				    struct prec_diag *d)
-{
-	struct prec_cs_meta *m = NULL;
-	struct prec_cs_source src;
-	uint64_t version, ncpus;
-	size_t pos, used, i;
-	int err;
-
-	*out = NULL;
-	if (!priv || n < CS_HEADER_VERSION_MAX)
-		return prec_diag_set(d, -PREC_E_FORMAT, -1,
-				     "cs_etm AUXTRACE_INFO has %zu words, fewer than its header", n);
-	version = priv[CS_HEADER_VERSION];
-	if (version > 2)
-		return prec_diag_set(d, -PREC_E_VERSION, -1,
-				     "cs_etm AUXTRACE_INFO header version %llu is newer than this "
-				     "ptdump reads (0 to 2)", (unsigned long long)version);
-	ncpus = priv[CS_PMU_TYPE_CPUS] & 0xffffffffu;
-	if (!ncpus || ncpus > (n - CS_HEADER_VERSION_MAX) / 2)
-		return prec_diag_set(d, -PREC_E_FORMAT, -1,
-				     "cs_etm AUXTRACE_INFO claims %llu CPUs in %zu words",
-				     (unsigned long long)ncpus, n);
-	m = prec_cs_meta_new();
-	if (!m)
-		return -ENOMEM;
-	pos = CS_HEADER_VERSION_MAX;
-	for (i = 0; i < ncpus; i++) {
-		err = parse_block(priv + pos, n - pos, (unsigned)version, i, &src, &used, d);
-		if (err)
-			goto out;
-		pos += used;
-		err = prec_cs_meta_add(m, &src);
-		if (err == -EEXIST) {
-			err = prec_diag_set(d, -PREC_E_FORMAT, -1,
-					    "cs_etm metadata lists CPU %d twice", src.cpu);
-			goto out;
-		}
-		if (err)
-			goto out;
-	}
-	*out = m;
-	m = NULL;
-	err = 0;
-out:
-	prec_cs_meta_free(m);
-	return err;
-}
-
-int prec_cs_meta_from_etm_blocks(const struct prec_tfile_etm *b, uint32_t n,
-				 struct prec_cs_meta **out, struct prec_diag *d)
-{
-	struct prec_cs_meta *m = NULL;
-	struct prec_cs_source src;
-	size_t used;
-	uint32_t i;
-	int err;
-
-	*out = NULL;
-	if (!b && n)
-		return -EINVAL;
-	m = prec_cs_meta_new();
-	if (!m)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		/* kind is the low 32 bits of the block's magic. */
-		if (!b[i].regs || !b[i].nregs || (uint32_t)b[i].regs[CS_ETM_MAGIC] != b[i].kind) {
-			err = prec_diag_set(d, -PREC_E_FORMAT, -1,
-					    "etm block #%u does not start with its kind 0x%x", i,
-					    b[i].kind);
-			goto out;
-		}
-		err = parse_block(b[i].regs, b[i].nregs, 1, i, &src, &used, d);
-		if (err)
-			goto out;
-		if (b[i].cpu >= 0)
-			src.cpu = b[i].cpu;
-		err = prec_cs_meta_add(m, &src);
-		if (err == -EEXIST) {
-			err = prec_diag_set(d, -PREC_E_FORMAT, -1,
-					    "the etm blocks list CPU %d twice", src.cpu);
-			goto out;
-		}
-		if (err)
-			goto out;
-	}
-	*out = m;
-	m = NULL;
-	err = 0;
-out:
-	prec_cs_meta_free(m);
-	return err;
-}
-
-/* ---- the metadata lives in the session ---- */
-
-static void meta_free(void *p)
-{
-	prec_cs_meta_free(p);
-}
-
-int prec_cs_session_attach(struct prec_session *s, struct prec_cs_meta *m)
-{
-	if (!s || !m) {
-		prec_cs_meta_free(m);
-		return -EINVAL;
-	}
-	prec_session_set_trace_meta(s, m, meta_free);
-	return 0;
-}
-
-const struct prec_cs_meta *prec_cs_session_meta(const struct prec_session *s)
-{
-	return prec_session_trace_meta(s);
-}
-
-const struct prec_decoder_ops *prec_decoder_for_session(const struct prec_session *s)
-{
-	if (s && (prec_cs_session_meta(s) || !strcmp(prec_session_machine(s)->vendor, "ARM")))
-		return &prec_coresight_decoder;
-	return &prec_intel_pt_decoder;
-}
+#include "base/perf_format.h"
+#include "decoders/coresight.h"
+#include "decoders/coresight_guard.h"
+#include "decoders/evqueue.h"
+#include "session/cs_meta.h"
+#include "session/image.h"
+#include "session/session.h"
 
 /* ---- the decoder ---- */
 
@@ -347,8 +42,11 @@ const struct prec_decoder_ops *prec_decoder_for_session(const struct prec_sessio
 
 enum st { S_SEG, S_FEED, S_DONE };
 
+struct csd;
+
 /* Decode state of one trace ID. */
 struct cs_ctx {
+	struct csd *d;
 	bool used;
 	uint8_t id;
 	int cpu, pid, tid;
@@ -368,6 +66,8 @@ struct cs_ctx {
 	uint64_t last_ip;         /* the last instruction traced */
 	bool tracing;             /* ranges seen since the last trace on */
 	bool begin;               /* a trace on whose TRACE_BEGIN waits for its first range */
+	struct prec_cs_guard guard; /* what OpenCSD's decoder must not see (coresight_guard.h) */
+	bool guarded;             /* the guard kept a packet from it: its no-sync is said */
 };
 
 struct csd {
@@ -390,9 +90,7 @@ struct csd {
 	uint64_t cur_idx;         /* trace index of the element being handled */
 	bool timed;               /* the trace units emit timestamps */
 	struct cs_ctx ctx[NIDS];
-	struct prec_tev *q;
-	size_t qcap, qh, qt;      /* ring of qcap (a power of 2) events */
-	struct prec_tev sink;     /* where events go when the ring cannot grow */
+	struct prec_evq q;
 };
 
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
@@ -419,32 +117,12 @@ static void quiet_library(void)
 	ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, NULL);
 }
 
-static size_t qlen(const struct csd *d)
-{
-	return d->qt - d->qh;
-}
-
 static struct prec_tev *push_ev(struct csd *d, const struct cs_ctx *c, enum prec_tev_type type)
 {
-	struct prec_tev *e;
+	struct prec_tev *e = prec_evq_push(&d->q);
 
-	if (qlen(d) == d->qcap) {
-		size_t nc = d->qcap * 2, i;
-		struct prec_tev *nq = malloc(nc * sizeof(*nq));
-
-		if (!nq) {
-			d->err = -ENOMEM;
-			return &d->sink;
-		}
-		for (i = 0; i < qlen(d); i++)
-			nq[i] = d->q[(d->qh + i) & (d->qcap - 1)];
-		free(d->q);
-		d->q = nq;
-		d->qt = qlen(d);
-		d->qh = 0;
-		d->qcap = nc;
-	}
-	e = &d->q[d->qt & (d->qcap - 1)];
+	if (d->q.err)
+		d->err = d->q.err;
 	memset(e, 0, sizeof(*e));
 	e->type = type;
 	e->offset = prec_stream_offset(d->st, d->cur_idx);
@@ -459,7 +137,6 @@ static struct prec_tev *push_ev(struct csd *d, const struct cs_ctx *c, enum prec
 		e->tid = d->st->tid;
 		e->pid = d->st->tid >= 0 ? prec_session_pid_of(d->s, d->st->tid, UINT64_MAX) : -1;
 	}
-	d->qt++;
 	return e;
 }
 
@@ -729,6 +406,11 @@ static void on_no_sync(struct csd *d, struct cs_ctx *c, const ocsd_generic_trace
 	c->begin = false;
 	switch (el->unsync_eot_info) {
 	case UNSYNC_BAD_PACKET:
+		if (c->guarded) { /* said when the guard kept the packet back */
+			c->guarded = false;
+			log_fresh = false;
+			break;
+		}
 		/* The element comes a packet late; the log names the bad one. */
 		if (last_error(msg, sizeof(msg), &at) && at <= d->cur_idx && at >= d->seg_start)
 			d->cur_idx = at;
@@ -752,6 +434,7 @@ static struct cs_ctx *ctx_of(struct csd *d, uint8_t id)
 
 	if (!c->used) {
 		/* Not one we configured: OpenCSD only routes configured IDs. */
+		c->d = d;
 		c->used = true;
 		c->id = id;
 		c->cpu = d->st->cpu;
@@ -827,7 +510,7 @@ static ocsd_datapath_resp_t elem_in(const void *priv, const ocsd_trc_index_t idx
 	}
 	if (d->err)
 		return OCSD_RESP_FATAL_SYS_ERR;
-	return qlen(d) >= QSOFT ? OCSD_RESP_WAIT : OCSD_RESP_CONT;
+	return prec_evq_len(&d->q) >= QSOFT ? OCSD_RESP_WAIT : OCSD_RESP_CONT;
 }
 
 static uint32_t mem_in(const void *priv, const ocsd_vaddr_t addr, const ocsd_mem_space_acc_t space,
@@ -838,6 +521,37 @@ static uint32_t mem_in(const void *priv, const ocsd_vaddr_t addr, const ocsd_mem
 	struct prec_aspace *as = c->used && c->as ? c->as : prec_images_aspace(d->im, -1, 0);
 
 	return (uint32_t)prec_aspace_read(as, addr, buf, req);
+}
+
+/*
+ * OpenCSD's packet monitor: each packet of trace ID @ctx just before its
+ * decoder gets it. A packet the guard names would crash or hang the
+ * decoder (coresight_guard.h): it reaches the decoder as a bad byte
+ * sequence instead, which the decoder drops to wait for the next sync,
+ * and the error is said here, at the packet.
+ */
+static void pkt_mon(const void *ctx, const ocsd_datapath_op_t op, const ocsd_trc_index_t idx,
+		    const void *pkt, const uint32_t size, const uint8_t *data)
+{
+	struct cs_ctx *c = (struct cs_ctx *)ctx;
+	const char *why;
+
+	(void)size;
+	(void)data;
+	if (op != OCSD_OP_DATA || !pkt)
+		return;
+	why = prec_cs_guard_packet(&c->guard, pkt);
+	if (!why)
+		return;
+	/* The decoder reads the packet the monitor was given (it is not const there). */
+	((ocsd_etmv4_i_pkt *)pkt)->type = ETM4_PKT_I_BAD_SEQUENCE;
+	c->d->cur_idx = idx;
+	c->pend = false;
+	c->tracing = false;
+	c->begin = false;
+	c->guarded = true;
+	c->d->synced = true; /* the guard follows synchronized trace only */
+	push_error(c->d, c, PREC_DE_BADPKT, 0, "malformed ETM packet (%s): waiting for A-sync", why);
 }
 
 /* ---- OpenCSD decode tree ---- */
@@ -911,6 +625,13 @@ static int add_decoder(struct csd *d, const struct prec_cs_source *src, uint8_t 
 		return -PREC_E_DECODE;
 	}
 	c = &d->ctx[csid & (NIDS - 1)];
+	/*
+	 * OpenCSD 1.3's C API has a packet monitor for ETMv4 but not for ETE:
+	 * ETE trace goes to its decoder unguarded.
+	 */
+	ocsd_dt_attach_packet_callback(d->tree, csid, OCSD_C_API_CB_PKT_MON, (void *)pkt_mon, c);
+	prec_cs_guard_reset(&c->guard, src->idr8);
+	c->d = d;
 	c->used = true;
 	c->id = csid;
 	c->cpu = src->cpu;
@@ -984,6 +705,8 @@ static void forget_state(struct csd *d)
 		d->ctx[i].pend = false;
 		d->ctx[i].tracing = false;
 		d->ctx[i].begin = false;
+		d->ctx[i].guarded = false;
+		prec_cs_guard_reset(&d->ctx[i].guard, d->ctx[i].guard.max_spec);
 	}
 }
 
@@ -1109,21 +832,29 @@ static int step(struct csd *d)
 	return d->err;
 }
 
-static int cs_next(void *priv, struct prec_tev *ev)
+static int refill(void *priv)
 {
 	struct csd *d = priv;
 	int err;
 
-	while (d->qh == d->qt) {
-		if (d->state == S_DONE)
-			return 0;
-		err = step(d);
-		if (err)
-			return err;
-	}
-	*ev = d->q[d->qh & (d->qcap - 1)];
-	d->qh++;
-	return 1;
+	if (d->state == S_DONE)
+		return 0;
+	err = step(d);
+	return err ? err : 1;
+}
+
+static int cs_next(void *priv, struct prec_tev *ev)
+{
+	struct csd *d = priv;
+
+	return prec_evq_next(&d->q, ev, refill, d);
+}
+
+static int cs_next_ref(void *priv, const struct prec_tev **ev)
+{
+	struct csd *d = priv;
+
+	return prec_evq_next_ref(&d->q, ev, refill, d);
 }
 
 static void cs_close(void *priv)
@@ -1134,7 +865,7 @@ static void cs_close(void *priv)
 		return;
 	if (d->tree)
 		ocsd_destroy_dcd_tree(d->tree);
-	free(d->q);
+	prec_evq_fini(&d->q);
 	free(d);
 }
 
@@ -1157,9 +888,7 @@ static int cs_open(struct prec_session *s, const struct prec_stream *stream,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->qcap = 256;
-	d->q = malloc(d->qcap * sizeof(*d->q));
-	if (!d->q) {
+	if (prec_evq_init(&d->q, 256)) {
 		free(d);
 		return -ENOMEM;
 	}
@@ -1203,61 +932,6 @@ const struct prec_decoder_ops prec_coresight_decoder = {
 	.name = "coresight",
 	.open = cs_open,
 	.next = cs_next,
+	.next_ref = cs_next_ref,
 	.close = cs_close,
 };
-
-/* ---- instruction ranges, trc_pkt_lister style ---- */
-
-int prec_cs_print_ranges(struct prec_session *s, const struct prec_output_opts *o, FILE *out)
-{
-	const struct prec_cs_meta *m = prec_cs_session_meta(s);
-	struct prec_decoder_opts dopts = { .no_blocks = false };
-	struct prec_decoder *dec = NULL;
-	struct prec_tev ev;
-	size_t i, n = prec_session_nr_streams(s);
-	int err = 0;
-
-	for (i = 0; i < n; i++) {
-		const struct prec_stream *st = prec_session_stream(s, i);
-
-		if (o && o->cpu >= 0 && st->cpu >= 0 && st->cpu != o->cpu)
-			continue;
-		if (o && o->tid >= 0 && st->tid >= 0 && st->tid != o->tid)
-			continue;
-		err = prec_decoder_open(&prec_coresight_decoder, s, st, &dopts, &dec);
-		if (err)
-			return err;
-		while ((err = prec_decoder_next(dec, &ev)) > 0) {
-			const struct prec_cs_source *src = prec_cs_meta_cpu(m, ev.cpu);
-			unsigned id = src ? src->trace_id : 0;
-			unsigned long long off = (unsigned long long)ev.offset;
-
-			switch (ev.type) {
-			case PREC_TEV_BLOCK:
-				fprintf(out, "Idx:%llu; ID:%x; exec range=0x%llx:[0x%llx] num_i(%u)\n",
-					off, id, (unsigned long long)ev.u.block.ip,
-					(unsigned long long)ev.u.block.end_ip + 4,
-					ev.u.block.ninsn);
-				break;
-			case PREC_TEV_ERROR:
-				fprintf(out, "Idx:%llu; ID:%x; ERROR: %s\n", off, id, ev.u.err.msg);
-				break;
-			case PREC_TEV_GAP:
-				fprintf(out, "Idx:%llu; GAP: %llu bytes lost\n", off,
-					(unsigned long long)ev.u.gap.lost);
-				break;
-			default:
-				break;
-			}
-		}
-		prec_decoder_free(dec);
-		dec = NULL;
-		if (err < 0)
-			return err;
-		if (ferror(out))
-			break;
-	}
-	if (fflush(out) || ferror(out))
-		return errno == EPIPE ? -EPIPE : -EIO;
-	return 0;
-}

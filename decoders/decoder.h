@@ -11,8 +11,9 @@
  *		... use ev ...
  *	prec_decoder_free(d);
  *
- * Implementations: prec_intel_pt_decoder (libipt). A CoreSight decoder will
- * implement the same ops. Decoders never print and never stop on bad trace:
+ * Implementations: prec_intel_pt_decoder (intel_pt.c, libipt) and
+ * prec_coresight_decoder (coresight.c, OpenCSD); prec_decoder_for_session()
+ * (registry.c) picks the one for a session. Decoders never print and never stop on bad trace:
  * a decode error is an event (PREC_TEV_ERROR with the stream offset), after
  * which the decoder resynchronises at the next sync point and continues.
  * Library-specific error codes are translated at this boundary.
@@ -29,8 +30,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "common.h"
-#include "session.h"
+#include "base/common.h"
+#include "session/session.h"
 
 enum prec_tev_type {
 	PREC_TEV_BLOCK = 1,       /* instructions [ip, end_ip], executed in order */
@@ -42,7 +43,30 @@ enum prec_tev_type {
 	PREC_TEV_OVERFLOW,        /* the tracer's internal buffer overflowed */
 	PREC_TEV_SWITCH,          /* a per-CPU stream moved to another thread */
 	PREC_TEV_TIME,            /* a timing update with no other event */
+	PREC_TEV_HW,              /* a processor event the trace reports (u.hw) */
 };
+
+/* PREC_TEV_HW kinds: packets that carry no control flow of their own. */
+enum prec_hw_kind {
+	PREC_HW_PTWRITE = 1,      /* val: the operand (a: its size in bytes) */
+	PREC_HW_MWAIT,            /* a: the hints (EAX), b: the extensions (ECX) */
+	PREC_HW_PWRE,             /* a: C-state, b: sub-state; val 1: by hardware */
+	PREC_HW_PWRX,             /* a: last, b: deepest C-state; val: wake reason bits */
+	PREC_HW_EXSTOP,           /* execution stopped (ip where known) */
+	PREC_HW_CBR,              /* a: the core:bus ratio */
+	PREC_HW_PAGING,           /* val: the new CR3; a 1: VMX non-root */
+	PREC_HW_VMCS,             /* val: the VMCS base */
+	PREC_HW_TSX_BEGIN,        /* a transaction began (ip where known) */
+	PREC_HW_TSX_COMMIT,       /* a transaction committed */
+};
+
+/* PREC_HW_PWRX wake reasons (val) */
+#define PREC_PWRX_INTERRUPT 0x1
+#define PREC_PWRX_STORE 0x2       /* a store to the monitored address */
+#define PREC_PWRX_AUTONOMOUS 0x4  /* the hardware's own wake */
+
+/* The name of a PREC_HW_* kind ("ptwrite", "mwait", ...). */
+const char *prec_hw_kind_name(int kind);
 
 enum prec_br_kind {
 	PREC_BR_NONE = 0,
@@ -69,7 +93,10 @@ enum prec_end_reason {
 	PREC_END_EOS,             /* the stream ended while tracing */
 };
 
-/* Error reasons (PREC_TEV_ERROR .err.code, negative) beyond prec_err. */
+/*
+ * Error reasons: PREC_TEV_ERROR's .err.code is one of these (positive, so
+ * never mistaken for a negative errno; --events prints the number).
+ */
 enum prec_dec_err {
 	PREC_DE_NOMAP = 1,        /* no code image for the address */
 	PREC_DE_BADPKT,           /* malformed packet */
@@ -105,20 +132,41 @@ struct prec_tev {
 		struct {
 			int code;         /* enum prec_dec_err */
 			uint64_t ip;      /* the IP at the error, 0 if unknown */
-			char msg[96];     /* one line, for users (always set) */
+			char msg[128];    /* one line, for users (always set) */
 		} err;
 		struct {
 			uint64_t lost;    /* bytes lost, 0 if unknown */
+			/*
+			 * The span the gap hides: from the event's time (0 when
+			 * no timestamp came before it) to end_time, the first
+			 * timestamp after it (0 when none follows or unknown).
+			 */
+			uint64_t end_time;
 		} gap;
 		struct {
 			int32_t prev_pid, prev_tid;
 		} sw;
+		struct {
+			int kind;         /* enum prec_hw_kind */
+			uint64_t ip;      /* the IP it is bound to, 0 if none or unknown */
+			uint64_t val;
+			uint32_t a, b;
+		} hw;
 	} u;
 };
 
 struct prec_decoder_opts {
 	bool no_blocks;           /* skip PREC_TEV_BLOCK events (call traces) */
+	/*
+	 * A stream the session holds by reference (prec_stream.refs) is
+	 * decoded in windows of about this many bytes, cut at PSBs (0: the
+	 * default, PREC_DECODE_WINDOW); the events are the same as for the
+	 * whole stream at once.
+	 */
+	size_t window;
 };
+
+#define PREC_DECODE_WINDOW ((size_t)2 << 20)
 
 struct prec_decoder_ops {
 	const char *name;
@@ -132,6 +180,11 @@ struct prec_decoder_ops {
 	/* Fills @ev; returns 1, 0 at the end of the stream, or a negative error. */
 	int (*next)(void *priv, struct prec_tev *ev);
 	void (*close)(void *priv);
+	/*
+	 * Optional: as next(), but sets *@ev to the decoder's own copy of the
+	 * event, valid until the next call (no copy for events consumed at once).
+	 */
+	int (*next_ref)(void *priv, const struct prec_tev **ev);
 };
 
 extern const struct prec_decoder_ops prec_intel_pt_decoder;
@@ -139,10 +192,13 @@ extern const struct prec_decoder_ops prec_intel_pt_decoder;
 struct prec_decoder {
 	const struct prec_decoder_ops *ops;
 	void *priv;
+	struct prec_tev buf;      /* prec_decoder_next_ref() without ops->next_ref */
 };
 
 /* Returns a static name for a branch kind ("call", "return", ...). */
 const char *prec_br_kind_name(enum prec_br_kind k);
+/* The name of a PREC_HW_* kind ("ptwrite", "mwait", ...), "?" if unknown. */
+const char *prec_hw_kind_name(int kind);
 
 static inline int prec_decoder_open(const struct prec_decoder_ops *ops,
 				    struct prec_session *s,
@@ -172,6 +228,18 @@ static inline int prec_decoder_next(struct prec_decoder *d, struct prec_tev *ev)
 	return d->ops->next(d->priv, ev);
 }
 
+/*
+ * The next event without a copy: sets *@ev to an event valid until the next
+ * call on @d. Returns as prec_decoder_next().
+ */
+static inline int prec_decoder_next_ref(struct prec_decoder *d, const struct prec_tev **ev)
+{
+	if (d->ops->next_ref)
+		return d->ops->next_ref(d->priv, ev);
+	*ev = &d->buf;
+	return d->ops->next(d->priv, &d->buf);
+}
+
 static inline void prec_decoder_free(struct prec_decoder *d)
 {
 	if (!d)
@@ -179,5 +247,14 @@ static inline void prec_decoder_free(struct prec_decoder *d)
 	d->ops->close(d->priv);
 	free(d);
 }
+
+/*
+ * The decoder for a session's trace: CoreSight when CoreSight metadata is
+ * attached or the machine's vendor is "ARM", else Intel PT (for a raw trace
+ * without its CPU, one whose "trace does not match the code" errors say that
+ * no CPU was given and how to give it).
+ */
+const struct prec_decoder_ops *prec_decoder_for_session(const struct prec_session *s);
+
 
 #endif

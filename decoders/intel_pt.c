@@ -17,20 +17,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder.h"
-#include "image.h"
-#include "session.h"
+#include "decoders/decoder.h"
+#include "decoders/evqueue.h"
+#include "session/image.h"
+#include "session/session.h"
 
-#define QSIZE 16
+#define QSIZE 16                  /* events queued at first (the queue grows) */
 #define ICACHE_BITS 14
 /*
- * Blocks decoded without consuming a byte of trace. Direct jumps and calls
- * need no packets, so code like "1: jmp 1b" (or damaged trace leading into
- * it) would otherwise be followed forever.
+ * Blocks that consume no trace. Direct jumps and calls need no packets, so
+ * code like "1: jmp 1b" (or damaged trace leading into it) would be followed
+ * forever, and code made of direct calls makes output that no trace pays for.
+ * Two bounds (ptdump(1), RESOURCES):
+ *  - a run of such blocks that comes back to a block it started from is an
+ *    endless loop (nothing consumed, so the path repeats): reported once, at
+ *    once (Brent's cycle detection over the run's block addresses);
+ *  - all such blocks of a stream together: at most NOPROG_BASE plus
+ *    NOPROG_PER_BYTE per byte of the stream; past that the stream's decode
+ *    stops with an error.
  */
-#define MAX_NO_PROGRESS 1000000
+#define NOPROG_BASE 4096
+#define NOPROG_PER_BYTE 64
+/*
+ * A stream held by reference is decoded in windows (ptdump(1), RESOURCES).
+ * A window ends at the first PSB at least opts.window bytes after its start
+ * and takes in that PSB+ up to its PSBEND: its decoder then follows the
+ * flow up to the IP the PSB+ gives (as a decoder over the whole stream
+ * does, on its way through the PSB+) and stops at the end of the bytes;
+ * the next window's decoder starts at that PSB, where the trace carries
+ * no state over (the tracer resets its return-compression stack and last
+ * IP at a PSB), and the branch pending before it is resolved by the first
+ * block after it, as in one pass. With no PSB within PSB_FAR bytes after
+ * that, the window ends there, and the next one syncs as after a gap.
+ */
+#define PSB_SCAN 65536            /* bytes looked at a time for a PSB */
+#define PSB_FAR ((size_t)64 << 20)
+#define PSBPLUS_MAX 4096          /* a PSB+ longer than this is no place to cut */
 
-enum st { S_SEG, S_SYNC, S_RUN, S_DONE };
+enum st { S_SEG, S_WIN, S_SYNC, S_RUN, S_DONE };
 
 struct icache_ent {
 	uint64_t ip;
@@ -50,9 +74,22 @@ struct ipt {
 	enum st state;
 	size_t seg;               /* index of the next segment to start */
 	size_t seg_start;         /* data position of the current segment */
+	size_t seg_end;
+	uint64_t seg_off;         /* stream offset of the segment's start */
+	/* windows (streams held by reference; else one window: the segment) */
+	bool windowed;
+	size_t win_size;
+	size_t win_lo;            /* data position of cfg.begin */
+	size_t win_next;          /* where the next window starts (seg_end: none) */
+	bool next_splice;         /* the next window carries the decode on at a PSB */
+	bool splice_sync;         /* this window's first sync continues the last one */
+	struct prec_stream_reader rd;
 	int status;
 	uint64_t last_off;
-	unsigned no_progress;
+	uint64_t np_total;        /* blocks that consumed no trace, in the stream */
+	uint64_t np_budget;       /* the bound on np_total */
+	uint64_t np_anchor;       /* Brent's cycle detection: the block to meet again */
+	uint64_t np_power, np_lam;
 	bool synced_seg;          /* synced at least once in this segment */
 	uint64_t fail_off;        /* offset of the last sync failure */
 	int fail_count;
@@ -70,20 +107,31 @@ struct ipt {
 	uint64_t pend_from;
 	uint64_t pend_tsc;        /* the time the branch executed */
 	enum pt_insn_class pend_class;
+	bool tx_abort;            /* a TSX abort at tx_abort_ip, its target to come */
+	uint64_t tx_abort_ip;
 	uint64_t last_ip;
 	int mode;
 
-	struct prec_tev q[QSIZE];
-	unsigned qh, qt;
+	struct prec_evq q;
 
 	struct icache_ent *ic;
 	csh cs;
 	bool cs_ok;
 };
 
+/* The stream offset of decoder offset @off (in the current segment). */
+/* The stream offset of decoder offset @off (relative to the window the decoder reads). */
+static uint64_t stream_off(const struct ipt *d, uint64_t off)
+{
+	off += d->win_lo;
+	/* Inside the segment no gap lies between: no walk over the gaps. */
+	return off < d->seg_end ? d->seg_off + (off - d->seg_start) :
+				  prec_stream_offset(d->st, off);
+}
+
 static struct prec_tev *push(struct ipt *d, enum prec_tev_type type)
 {
-	struct prec_tev *e = &d->q[d->qt % QSIZE];
+	struct prec_tev *e = prec_evq_push(&d->q);
 
 	/* Events are hot: clear the header and the small union members only. */
 	memset(e, 0, offsetof(struct prec_tev, u) + 32);
@@ -97,10 +145,32 @@ static struct prec_tev *push(struct ipt *d, enum prec_tev_type type)
 		uint64_t off = 0;
 
 		pt_blk_get_offset(d->dec, &off);
-		e->offset = prec_stream_offset(d->st, d->seg_start + off);
+		e->offset = stream_off(d, off);
 	}
-	d->qt++;
 	return e;
+}
+
+/*
+ * The offset of the OVF packet of an overflow event: the last one between
+ * the last PSB and @cur, where the decoder is (it has read on to the FUP or
+ * TIP.PGE the overflow binds to). @cur when none is found.
+ */
+static uint64_t ovf_offset(struct ipt *d, uint64_t cur)
+{
+	struct pt_packet_decoder *pk = pt_pkt_alloc_decoder(&d->cfg);
+	uint64_t sync = 0, off = 0, found = cur;
+	struct pt_packet p;
+
+	if (!pk)
+		return cur;
+	if (pt_blk_get_sync_offset(d->dec, &sync) >= 0 && pt_pkt_sync_set(pk, sync) >= 0) {
+		while (pt_pkt_get_offset(pk, &off) >= 0 && off < cur &&
+		       pt_pkt_next(pk, &p, sizeof(p)) >= 0)
+			if (p.type == ppt_ovf)
+				found = off;
+	}
+	pt_pkt_free_decoder(pk);
+	return found;
 }
 
 static void set_tsc(struct ipt *d, uint64_t tsc)
@@ -379,10 +449,226 @@ static void seg_bounds(const struct prec_stream *st, size_t i, size_t *lo, size_
 	*hi = i < st->nr_gaps ? (size_t)st->gaps[i].pos : st->len;
 }
 
+static const uint8_t psb_bytes[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+				       2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
+
+/*
+ * The data position of the first PSB that starts in [@from, @limit) and
+ * lies in [@from, @hi), or @hi when there is none (or on an error: *@err).
+ */
+static size_t psb_find(struct ipt *d, size_t from, size_t limit, size_t hi, int *err)
+{
+	size_t pos = from;
+
+	*err = 0;
+	if (limit > hi)
+		limit = hi;
+	while (pos < limit) {
+		size_t n = PREC_MIN((size_t)PSB_SCAN + sizeof(psb_bytes), hi - pos);
+		const uint8_t *p, *m;
+
+		*err = prec_stream_read(&d->rd, pos, pos + n, &p);
+		if (*err)
+			return hi;
+		m = memmem(p, n, psb_bytes, sizeof(psb_bytes));
+		if (m && pos + (size_t)(m - p) < limit)
+			return pos + (size_t)(m - p);
+		if (m || pos + n >= hi)
+			break;
+		pos += n - (sizeof(psb_bytes) - 1);
+	}
+	return hi;
+}
+
+/* The data position just past the PSBEND of the PSB+ at @psb, or 0. */
+static size_t psbplus_end(struct ipt *d, size_t psb, size_t hi, int *err)
+{
+	size_t n = PREC_MIN((size_t)PSBPLUS_MAX, hi - psb), end = 0;
+	struct pt_config cfg = d->cfg;
+	struct pt_packet_decoder *pk;
+	const uint8_t *p;
+
+	*err = prec_stream_read(&d->rd, psb, psb + n, &p);
+	if (*err)
+		return 0;
+	cfg.begin = (uint8_t *)p;
+	cfg.end = (uint8_t *)p + n;
+	pk = pt_pkt_alloc_decoder(&cfg);
+	if (!pk)
+		return 0;
+	if (pt_pkt_sync_set(pk, 0) >= 0) {
+		struct pt_packet pkt;
+
+		while (pt_pkt_next(pk, &pkt, sizeof(pkt)) >= 0) {
+			uint64_t off;
+
+			if (pkt.type != ppt_psbend)
+				continue;
+			if (pt_pkt_get_offset(pk, &off) >= 0)
+				end = psb + (size_t)off;
+			break;
+		}
+	}
+	pt_pkt_free_decoder(pk);
+	return end;
+}
+
+/*
+ * Data [@lo, @hi) as libipt's begin and end: in place for a stream the
+ * session holds, else from the first PSB in it on (nothing before it is
+ * decoded), at most PSBPLUS_MAX * 16 bytes. For seg_first_time().
+ */
+static int window_bytes(struct ipt *d, size_t lo, size_t hi, uint8_t **b, uint8_t **e)
+{
+	const uint8_t *p;
+	int err = 0;
+
+	if (!d->windowed) {
+		*b = d->st->data + lo;
+		*e = d->st->data + hi;
+		return 0;
+	}
+	lo = psb_find(d, lo, hi, hi, &err);
+	if (err || lo >= hi)
+		return -ENOENT;
+	hi = PREC_MIN(hi, lo + (size_t)PSBPLUS_MAX * 16);
+	err = prec_stream_read(&d->rd, lo, hi, &p);
+	if (err)
+		return err;
+	*b = (uint8_t *)p;
+	*e = (uint8_t *)p + (hi - lo);
+	return 0;
+}
+
+/*
+ * The perf time of the first timestamp in data [@lo, @hi) (a PSB+ carries
+ * one when TSC packets are on), or 0: a gap's end, known before its segment
+ * is decoded.
+ */
+static uint64_t seg_first_time(struct ipt *d, size_t lo, size_t hi)
+{
+	struct pt_config cfg = d->cfg;
+	struct pt_query_decoder *q;
+	uint64_t tsc = 0, t = 0;
+	uint32_t lost_mtc, lost_cyc;
+
+	if (hi <= lo || !prec_session_machine(d->s)->tsc)
+		return 0;
+	if (window_bytes(d, lo, hi, &cfg.begin, &cfg.end))
+		return 0;
+	q = pt_qry_alloc_decoder(&cfg);
+	if (!q)
+		return 0;
+	/* The PSB+ comes as events; the first with a timestamp is the one. */
+	for (int r = pt_qry_sync_forward(q, NULL), n = 0; r >= 0 && n < 64; n++) {
+		struct pt_event ev;
+
+		if (pt_qry_time(q, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc) {
+			t = prec_session_tsc_to_time(d->s, tsc);
+			break;
+		}
+		if (!(r & pts_event_pending))
+			break;
+		r = pt_qry_event(q, &ev, sizeof(ev));
+	}
+	pt_qry_free_decoder(q);
+	return t;
+}
+
+/*
+ * Where the window that starts at @from ends (*@end) and where the next
+ * one starts (*@next, seg_end for none; d->next_splice says how).
+ */
+static int window_cut(struct ipt *d, size_t from, size_t *end, size_t *next)
+{
+	size_t hi = d->seg_end, at = from + d->win_size, far = at + PSB_FAR, cut;
+	int err = 0;
+
+	*end = *next = hi;
+	d->next_splice = false;
+	if (!d->windowed || hi - from <= d->win_size)
+		return 0;
+	for (cut = psb_find(d, at, far, hi, &err); !err && cut < hi;
+	     cut = psb_find(d, cut + 1, far, hi, &err)) {
+		size_t e = psbplus_end(d, cut, hi, &err);
+
+		if (err)
+			return err;
+		if (e) {
+			*end = e;
+			*next = cut;
+			d->next_splice = true;
+			return 0;
+		}
+	}
+	if (!err && far < hi)
+		*end = *next = far;
+	return err;
+}
+
+/* Sets the block decoder up over data [@from, window end). */
+static int start_window(struct ipt *d, size_t from)
+{
+	size_t end, next;
+	const uint8_t *p;
+	struct pt_image *img;
+	int err;
+
+	if (d->dec) {
+		pt_blk_free_decoder(d->dec);
+		d->dec = NULL;
+	}
+	d->splice_sync = d->next_splice && from == d->win_next;
+	err = window_cut(d, from, &end, &next);
+	if (!err && d->windowed)
+		err = prec_stream_read(&d->rd, from, end, &p);
+	else
+		p = d->st->data + from;
+	prec_stream_reader_trim(&d->rd);
+	if (err)
+		return err;
+	d->win_lo = from;
+	d->win_next = next;
+	d->cfg.begin = (uint8_t *)p;
+	d->cfg.end = (uint8_t *)p + (end - from);
+	d->dec = pt_blk_alloc_decoder(&d->cfg);
+	if (!d->dec)
+		return -ENOMEM;
+	img = d->as ? prec_aspace_pt_image(d->as) : NULL;
+	if (img)
+		pt_blk_set_image(d->dec, img);
+	d->state = S_SYNC;
+	return 0;
+}
+
+/* The bytes of the window are used up: the next window, or the next segment. */
+static void window_end(struct ipt *d)
+{
+	if (d->win_next < d->seg_end) {
+		if (!d->next_splice)
+			d->pend = false;
+		d->state = S_WIN;
+		return;
+	}
+	d->pend = false;
+	d->state = S_SEG;
+}
+
+/* A segment without a PSB: nothing to decode, and an error says so. */
+static void no_psb_error(struct ipt *d, size_t len)
+{
+	struct prec_tev *e = push(d, PREC_TEV_ERROR);
+
+	e->u.err.code = PREC_DE_NOSYNC;
+	snprintf(e->u.err.msg, sizeof(e->u.err.msg),
+		 "no PSB in %zu bytes of trace: nothing to decode", len);
+	e->offset = prec_stream_offset(d->st, d->seg_start);
+}
+
 static int start_segment(struct ipt *d)
 {
-	size_t lo, hi;
-	struct pt_image *img;
+	size_t lo, hi, first;
+	int err = 0;
 
 	if (d->dec) {
 		pt_blk_free_decoder(d->dec);
@@ -399,6 +685,7 @@ static int start_segment(struct ipt *d)
 
 			e->offset = prec_stream_offset(d->st, lo) - d->st->gaps[d->seg - 1].lost;
 			e->u.gap.lost = d->st->gaps[d->seg - 1].lost;
+			e->u.gap.end_time = seg_first_time(d, lo, hi);
 			d->pend = false;
 		}
 		d->seg++;
@@ -406,18 +693,30 @@ static int start_segment(struct ipt *d)
 			break;
 	}
 	d->seg_start = lo;
-	d->cfg.begin = d->st->data + lo;
-	d->cfg.end = d->st->data + hi;
-	d->dec = pt_blk_alloc_decoder(&d->cfg);
-	if (!d->dec)
-		return -ENOMEM;
-	img = d->as ? prec_aspace_pt_image(d->as) : NULL;
-	if (img)
-		pt_blk_set_image(d->dec, img);
+	d->seg_end = hi;
+	d->seg_off = prec_stream_offset(d->st, lo);
 	d->synced_seg = false;
 	d->fail_count = 0;
-	d->state = S_SYNC;
-	return 0;
+	d->next_splice = false;
+	first = lo;
+	if (d->windowed) {
+		/* Nothing before the first PSB is decoded: the first window starts there. */
+		first = psb_find(d, lo, hi, hi, &err);
+		if (err)
+			return err;
+		if (first >= hi) {
+			no_psb_error(d, hi - lo);
+			d->state = S_SEG;
+			return 0;
+		}
+	}
+	return start_window(d, first);
+}
+
+/* Whether [@b, @e) holds a PSB packet (02 82, eight times). */
+static bool has_psb(const uint8_t *b, const uint8_t *e)
+{
+	return b && e > b && memmem(b, (size_t)(e - b), psb_bytes, sizeof(psb_bytes));
 }
 
 static void do_sync(struct ipt *d)
@@ -425,7 +724,10 @@ static void do_sync(struct ipt *d)
 	int r = pt_blk_sync_forward(d->dec);
 	uint64_t off = 0;
 
-	d->pend = false;
+	/* The first sync of a window that carries the decode on keeps the branch. */
+	if (!d->splice_sync)
+		d->pend = false;
+	d->splice_sync = false;
 	if (r >= 0) {
 		d->status = r;
 		d->synced_seg = true;
@@ -433,20 +735,15 @@ static void do_sync(struct ipt *d)
 		return;
 	}
 	if (r == -pte_eos) {
-		if (!d->synced_seg) {
-			struct prec_tev *e = push(d, PREC_TEV_ERROR);
-
-			e->u.err.code = PREC_DE_NOSYNC;
-			snprintf(e->u.err.msg, sizeof(e->u.err.msg),
-				 "no PSB in %zu bytes of trace: nothing to decode",
-				 (size_t)(d->cfg.end - d->cfg.begin));
-			e->offset = prec_stream_offset(d->st, d->seg_start);
-		}
-		d->state = S_SEG;
+		/* A PSB+ at the very end leaves nothing to decode, and nothing is wrong. */
+		if (!d->synced_seg && !has_psb(d->cfg.begin, d->cfg.end))
+			no_psb_error(d, (size_t)(d->cfg.end - d->cfg.begin));
+		window_end(d);
 		return;
 	}
 	/* A broken PSB+: report it and look for the next PSB, making progress. */
 	pt_blk_get_offset(d->dec, &off);
+	off += d->win_lo;
 	push_error(d, r, 0);
 	if (d->fail_count && off <= d->fail_off)
 		d->state = S_SEG;
@@ -456,19 +753,126 @@ static void do_sync(struct ipt *d)
 
 static void on_error(struct ipt *d, int r, uint64_t ip)
 {
-	d->pend = false;
+	/*
+	 * No code at @ip, where the pending branch went (an indirect call or
+	 * jump to code with no image): the branch is known from the trace, so
+	 * it comes first, then the error.
+	 */
+	if (ip && pt_errcode(r) == pte_nomap)
+		resolve_pending(d, ip);
 	if (r == -pte_eos) {
-		d->state = S_SEG;
+		window_end(d);
 		return;
 	}
+	d->pend = false;
 	push_error(d, r, ip);
 	d->state = S_SYNC;
+}
+
+static void push_hw(struct ipt *d, int kind, uint64_t ip, uint64_t val, uint32_t a, uint32_t b)
+{
+	struct prec_tev *e = push(d, PREC_TEV_HW);
+
+	e->u.hw.kind = kind;
+	e->u.hw.ip = ip;
+	e->u.hw.val = val;
+	e->u.hw.a = a;
+	e->u.hw.b = b;
+}
+
+/*
+ * The events of packets that carry no control flow: PTWRITE, the power
+ * events (MWAIT, PWRE, PWRX, EXSTOP), CBR, a CR3 (PIP) or VMCS change. They
+ * are named in --events; the instruction flow goes on unchanged.
+ */
+static void hw_event(struct ipt *d, const struct pt_event *ev)
+{
+	uint64_t ip = 0;
+
+	switch (ev->type) {
+	case ptev_ptwrite:
+		ip = ev->ip_suppressed ? 0 : ev->variant.ptwrite.ip;
+		push_hw(d, PREC_HW_PTWRITE, ip, ev->variant.ptwrite.payload,
+			ev->variant.ptwrite.size, 0);
+		break;
+	case ptev_mwait:
+		ip = ev->ip_suppressed ? 0 : ev->variant.mwait.ip;
+		push_hw(d, PREC_HW_MWAIT, ip, 0, ev->variant.mwait.hints, ev->variant.mwait.ext);
+		break;
+	case ptev_pwre:
+		push_hw(d, PREC_HW_PWRE, 0, ev->variant.pwre.hw, ev->variant.pwre.state,
+			ev->variant.pwre.sub_state);
+		break;
+	case ptev_pwrx:
+		push_hw(d, PREC_HW_PWRX, 0,
+			(ev->variant.pwrx.interrupt ? PREC_PWRX_INTERRUPT : 0) |
+				(ev->variant.pwrx.store ? PREC_PWRX_STORE : 0) |
+				(ev->variant.pwrx.autonomous ? PREC_PWRX_AUTONOMOUS : 0),
+			ev->variant.pwrx.last, ev->variant.pwrx.deepest);
+		break;
+	case ptev_exstop:
+		push_hw(d, PREC_HW_EXSTOP, ev->ip_suppressed ? 0 : ev->variant.exstop.ip, 0, 0, 0);
+		break;
+	case ptev_cbr:
+		if (!ev->status_update)
+			push_hw(d, PREC_HW_CBR, 0, 0, ev->variant.cbr.ratio, 0);
+		break;
+	case ptev_paging:
+	case ptev_async_paging:
+		if (ev->status_update)
+			break;
+		if (ev->type == ptev_async_paging)
+			push_hw(d, PREC_HW_PAGING, ev->variant.async_paging.ip,
+				ev->variant.async_paging.cr3, ev->variant.async_paging.non_root, 0);
+		else
+			push_hw(d, PREC_HW_PAGING, 0, ev->variant.paging.cr3,
+				ev->variant.paging.non_root, 0);
+		break;
+	case ptev_vmcs:
+	case ptev_async_vmcs:
+		if (!ev->status_update)
+			push_hw(d, PREC_HW_VMCS,
+				ev->type == ptev_async_vmcs ? ev->variant.async_vmcs.ip : 0,
+				ev->type == ptev_async_vmcs ? ev->variant.async_vmcs.base :
+							      ev->variant.vmcs.base,
+				0, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * A TSX abort is a branch from the aborted IP to the abort handler, which
+ * the TIP after the abort's FUP gives (libipt: a tsx event, then an async
+ * branch). Emitted with that target, or with none when something else
+ * comes first (a TIP.PGD: the handler is not traced).
+ */
+static void flush_abort(struct ipt *d, uint64_t to)
+{
+	struct prec_tev *e;
+
+	if (!d->tx_abort)
+		return;
+	d->tx_abort = false;
+	e = push(d, PREC_TEV_BRANCH);
+	e->u.branch.from = d->tx_abort_ip;
+	e->u.branch.to = to;
+	e->u.branch.kind = PREC_BR_TX_ABORT;
+	e->u.branch.flags = to ? PREC_BRF_INDIRECT : 0;
 }
 
 static void handle_event(struct ipt *d, const struct pt_event *ev)
 {
 	struct prec_tev *e;
 	enum prec_br_kind k;
+
+	if (ev->type == ptev_async_branch && d->tx_abort &&
+	    ev->variant.async_branch.from == d->tx_abort_ip) {
+		flush_abort(d, ev->variant.async_branch.to);
+		return;
+	}
+	flush_abort(d, 0);
 
 	if (ev->has_tsc)
 		set_tsc(d, ev->tsc);
@@ -503,23 +907,32 @@ static void handle_event(struct ipt *d, const struct pt_event *ev)
 		e->u.branch.kind = PREC_BR_INTERRUPT;
 		e->u.branch.flags = PREC_BRF_INDIRECT;
 		break;
-	case ptev_overflow:
+	case ptev_overflow: {
+		uint64_t cur = 0;
+
 		d->pend = false;
 		e = push(d, PREC_TEV_OVERFLOW);
-		e->u.trace.ip = ev->variant.overflow.ip;
+		e->u.trace.ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
+		pt_blk_get_offset(d->dec, &cur);
+		e->offset = stream_off(d, ovf_offset(d, cur));
 		break;
+	}
 	case ptev_exec_mode:
 		d->mode = ev->variant.exec_mode.mode;
 		break;
 	case ptev_tsx:
 		if (ev->variant.tsx.aborted) {
 			resolve_pending(d, ev->variant.tsx.ip);
-			e = push(d, PREC_TEV_BRANCH);
-			e->u.branch.from = ev->variant.tsx.ip;
-			e->u.branch.kind = PREC_BR_TX_ABORT;
+			d->tx_abort = true;
+			d->tx_abort_ip = ev->variant.tsx.ip;
+		} else if (!ev->status_update) {
+			push_hw(d, ev->variant.tsx.speculative ? PREC_HW_TSX_BEGIN :
+								 PREC_HW_TSX_COMMIT,
+				ev->ip_suppressed ? 0 : ev->variant.tsx.ip, 0, 0, 0);
 		}
 		break;
 	default:
+		hw_event(d, ev);
 		break;
 	}
 }
@@ -540,6 +953,7 @@ static void handle_block(struct ipt *d, const struct pt_block *b)
 {
 	struct prec_tev *e;
 
+	flush_abort(d, 0);
 	resolve_pending(d, b->ip);
 	if (!d->opts.no_blocks) {
 		e = push(d, PREC_TEV_BLOCK);
@@ -561,6 +975,79 @@ static void handle_block(struct ipt *d, const struct pt_block *b)
 	}
 }
 
+/* Stops the stream's decode (or resyncs, for a loop) with an error at @ip. */
+static void no_progress_error(struct ipt *d, uint64_t ip, bool loop)
+{
+	struct prec_tev *e = push(d, PREC_TEV_ERROR);
+
+	e->u.err.code = PREC_DE_CONTEXT;
+	e->u.err.ip = ip;
+	if (loop)
+		snprintf(e->u.err.msg, sizeof(e->u.err.msg),
+			 "endless loop at %#" PRIx64 ": code repeats with no trace", ip);
+	else
+		snprintf(e->u.err.msg, sizeof(e->u.err.msg),
+			 "%" PRIu64 " blocks without trace: stream stopped", d->np_total);
+	d->pend = false;
+	d->np_anchor = 0;
+	d->state = loop ? S_SYNC : S_DONE;
+}
+
+/*
+ * After block @b: did it consume trace (a packet, or a TNT bit for a
+ * conditional branch or a compressed return)? If not, the bounds above.
+ */
+static void check_progress(struct ipt *d, const struct pt_block *b)
+{
+	uint64_t off = 0;
+
+	pt_blk_get_offset(d->dec, &off);
+	off += d->win_lo;
+	if (off != d->last_off || (!b->truncated && (b->iclass == ptic_cond_jump ||
+						     b->iclass == ptic_return))) {
+		d->last_off = off;
+		d->np_anchor = 0;
+		return;
+	}
+	if (!b->ninsn)
+		return;
+	if (++d->np_total > d->np_budget) {
+		no_progress_error(d, b->end_ip, false);
+		return;
+	}
+	if (d->np_anchor == b->ip) {
+		no_progress_error(d, b->ip, true);
+		return;
+	}
+	if (!d->np_anchor) {
+		d->np_anchor = b->ip;
+		d->np_power = 1;
+		d->np_lam = 0;
+	} else if (++d->np_lam >= d->np_power) {
+		d->np_anchor = b->ip;
+		d->np_power *= 2;
+		d->np_lam = 0;
+	}
+}
+
+/*
+ * The trace ends right after the packet that gave the pending branch its
+ * target (the TIP of an indirect branch, a taken TNT bit): libipt holds
+ * that target as its next IP, which one more block query returns as the
+ * block's start. The branch is proven and is emitted; that block is not
+ * (nothing proves it ran) and neither is the error it may end in.
+ */
+static void resolve_final(struct ipt *d)
+{
+	struct pt_block b;
+	int r;
+
+	memset(&b, 0, sizeof(b));
+	r = pt_blk_next(d->dec, &b, sizeof(b));
+	if (b.ninsn || (r < 0 && pt_errcode(r) == pte_nomap && b.ip))
+		resolve_pending(d, b.ip);
+}
+
 static int step(struct ipt *d)
 {
 	struct pt_event ev;
@@ -570,6 +1057,8 @@ static int step(struct ipt *d)
 	switch (d->state) {
 	case S_SEG:
 		return start_segment(d);
+	case S_WIN:
+		return start_window(d, d->win_next);
 	case S_SYNC:
 		do_sync(d);
 		return 0;
@@ -588,6 +1077,19 @@ static int step(struct ipt *d)
 		handle_event(d, &ev);
 		return 0;
 	}
+	/*
+	 * The trace is used up (libipt's pts_eos, which ptxed ends on with "[end
+	 * of trace]"): what libipt would decode next is not proven by any
+	 * packet, and running on into it ends in bogus errors. The segment ends.
+	 */
+	if (d->status & pts_eos) {
+		flush_abort(d, 0);
+		/* The branch pending at a window's end waits for the next window's trace. */
+		if (d->pend && !(d->win_next < d->seg_end && d->next_splice))
+			resolve_final(d);
+		window_end(d);
+		return 0;
+	}
 	update_context(d, false);
 	memset(&b, 0, sizeof(b));
 	r = pt_blk_next(d->dec, &b, sizeof(b));
@@ -599,44 +1101,33 @@ static int step(struct ipt *d)
 		return 0;
 	}
 	d->status = r;
-	{
-		uint64_t off = 0;
-
-		pt_blk_get_offset(d->dec, &off);
-		if (off != d->last_off) {
-			d->last_off = off;
-			d->no_progress = 0;
-		} else if (++d->no_progress > MAX_NO_PROGRESS) {
-			struct prec_tev *e = push(d, PREC_TEV_ERROR);
-
-			e->u.err.code = PREC_DE_CONTEXT;
-			e->u.err.ip = b.end_ip;
-			snprintf(e->u.err.msg, sizeof(e->u.err.msg),
-				 "no progress: the code loops without producing trace "
-				 "(an endless loop, or damaged trace)");
-			d->no_progress = 0;
-			d->pend = false;
-			d->state = S_SYNC;
-		}
-	}
+	check_progress(d, &b);
 	return 0;
+}
+
+static int refill(void *priv)
+{
+	struct ipt *d = priv;
+	int err;
+
+	if (d->state == S_DONE)
+		return 0;
+	err = step(d);
+	return err ? err : 1;
 }
 
 static int ipt_next(void *priv, struct prec_tev *ev)
 {
 	struct ipt *d = priv;
-	int err;
 
-	while (d->qh == d->qt) {
-		if (d->state == S_DONE)
-			return 0;
-		err = step(d);
-		if (err)
-			return err;
-	}
-	*ev = d->q[d->qh % QSIZE];
-	d->qh++;
-	return 1;
+	return prec_evq_next(&d->q, ev, refill, d);
+}
+
+static int ipt_next_ref(void *priv, const struct prec_tev **ev)
+{
+	struct ipt *d = priv;
+
+	return prec_evq_next_ref(&d->q, ev, refill, d);
 }
 
 static void ipt_close(void *priv)
@@ -649,6 +1140,8 @@ static void ipt_close(void *priv)
 		pt_blk_free_decoder(d->dec);
 	if (d->cs_ok)
 		cs_close(&d->cs);
+	prec_evq_fini(&d->q);
+	prec_stream_reader_fini(&d->rd);
 	free(d->ic);
 	free(d);
 }
@@ -668,12 +1161,17 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 	if (!d)
 		return -ENOMEM;
 	d->ic = calloc((size_t)1 << ICACHE_BITS, sizeof(*d->ic));
-	if (!d->ic) {
+	if (!d->ic || prec_evq_init(&d->q, QSIZE)) {
+		free(d->ic);
 		free(d);
 		return -ENOMEM;
 	}
 	d->s = s;
 	d->st = stream;
+	d->windowed = stream->nr_refs && !stream->data;
+	d->win_size = opts && opts->window ? opts->window : PREC_DECODE_WINDOW;
+	prec_stream_reader_init(&d->rd, s, stream);
+	d->np_budget = NOPROG_BASE + (uint64_t)NOPROG_PER_BYTE * stream->len;
 	if (opts)
 		d->opts = *opts;
 	d->im = prec_session_images(s);
@@ -715,5 +1213,6 @@ const struct prec_decoder_ops prec_intel_pt_decoder = {
 	.name = "intel_pt",
 	.open = ipt_open,
 	.next = ipt_next,
+	.next_ref = ipt_next_ref,
 	.close = ipt_close,
 };

@@ -20,37 +20,15 @@
 #include <sys/syscall.h>
 
 #include "common/tracer.h"
+#include "pt_enc.h"
 #include "x86.h"
 
-#define RS_DEPTH 64        /* return-compression stack, as in hardware and libipt */
-
-/*
- * The emulated clock: one instruction is one core cycle and one TSC tick
- * (nominal ratio = CBR = 10, i.e. 1 GHz with a 100 MHz bus clock). The
- * crystal (ART/CTC) runs at 25 MHz: CPUID.15H gives TSC/ART = 40/1.
- * src/emulate.h publishes the same numbers for the decoder side.
- */
-#define CLK_RATIO 10
-#define CLK_TSC_PER_CTC 40
-
 /* The intel_pt config terms (emu_proto.h). */
-static struct {
-	int tsc, mtc, cyc, noretcomp, branch;
-	unsigned mtc_period, cyc_thresh, psb_period;
-} cfg = { .branch = 1 };
+static struct emu_pt_cfg cfg = { .branch = 1 };
 
 struct x86_thr {
 	struct emu_thr c;
-	struct pt_encoder *enc;
-	uint64_t psb_at;   /* stream offset of the last PSB */
-	int psb_done;      /* a PSB has been written in this stream */
-	uint64_t last_ip;
-	uint64_t tnt;
-	unsigned ntnt;
-	uint64_t rs[RS_DEPTH];
-	unsigned rs_top, rs_n;
-	uint64_t last_cyc;
-	uint64_t last_mtc;
+	struct emu_pt pt;
 };
 
 static struct x86_thr *x86_of(struct emu_thr *t)
@@ -58,163 +36,53 @@ static struct x86_thr *x86_of(struct emu_thr *t)
 	return emu_container_of(t, struct x86_thr, c);
 }
 
-/* ---- PT encoding ------------------------------------------------------- */
-
-static void put(struct x86_thr *x, const struct pt_packet *pk)
+static struct x86_thr *x86_of_pt(struct emu_pt *p)
 {
-	uint64_t off = 0;
-
-	pt_enc_get_offset(x->enc, &off);
-	if (off > EMU_ENC_FLUSH)
-		emu_stream_flush(&x->c);
-	if (pt_enc_next(x->enc, pk) < 0)
-		emu_proc.broken = 1;
+	return emu_container_of(p, struct x86_thr, pt);
 }
 
-static void put_cyc(struct x86_thr *x)
+static void pt_flush(struct emu_pt *p)
 {
-	struct pt_packet pk = { .type = ppt_cyc };
-	uint64_t d;
-
-	if (!cfg.cyc)
-		return;
-	d = x->c.insns - x->last_cyc;
-	if (!d || (cfg.cyc_thresh && d < (1ull << (cfg.cyc_thresh - 1))))
-		return;
-	pk.payload.cyc.value = d;
-	put(x, &pk);
-	x->last_cyc = x->c.insns;
+	emu_stream_flush(&x86_of_pt(p)->c);
 }
 
-static void tnt_flush(struct x86_thr *x)
+static uint64_t pt_base(struct emu_pt *p)
 {
-	struct pt_packet pk;
-
-	if (!x->ntnt)
-		return;
-	put_cyc(x);
-	memset(&pk, 0, sizeof(pk));
-	pk.type = x->ntnt <= 6 ? ppt_tnt_8 : ppt_tnt_64;
-	pk.payload.tnt.bit_size = (uint8_t)x->ntnt;
-	pk.payload.tnt.payload = x->tnt;
-	put(x, &pk);
-	x->tnt = 0;
-	x->ntnt = 0;
+	return x86_of_pt(p)->c.aux_off;
 }
 
-/* The first branch is the most significant payload bit. */
-static void tnt_bit(struct x86_thr *x, int taken)
+static uint64_t pt_now(struct emu_pt *p)
 {
-	x->tnt = (x->tnt << 1) | (taken ? 1 : 0);
-	if (++x->ntnt == 6)
-		tnt_flush(x);
+	(void)p;
+	return emu_now();
 }
 
-static void put_ip(struct x86_thr *x, enum pt_packet_type type, uint64_t ip, int suppress)
+static void pt_failed(struct emu_pt *p)
 {
-	struct pt_packet pk;
-	uint64_t l = x->last_ip;
-	uint64_t sx = (uint64_t)(((int64_t)(ip << 16)) >> 16);
-
-	tnt_flush(x);
-	put_cyc(x);
-	memset(&pk, 0, sizeof(pk));
-	pk.type = type;
-	if (suppress) {
-		pk.payload.ip.ipc = pt_ipc_suppressed;
-	} else {
-		if ((ip >> 16) == (l >> 16))
-			pk.payload.ip.ipc = pt_ipc_update_16;
-		else if ((ip >> 32) == (l >> 32))
-			pk.payload.ip.ipc = pt_ipc_update_32;
-		else if (sx == ip)
-			pk.payload.ip.ipc = pt_ipc_sext_48;
-		else if ((ip >> 48) == (l >> 48))
-			pk.payload.ip.ipc = pt_ipc_update_48;
-		else
-			pk.payload.ip.ipc = pt_ipc_full;
-		pk.payload.ip.ip = ip;
-		x->last_ip = ip;
-	}
-	put(x, &pk);
+	(void)p;
+	emu_proc.broken = 1;
 }
 
-static void put_simple(struct x86_thr *x, enum pt_packet_type type)
+/* What the encoder wrote and holds goes to the thread's shared slot too (a crash keeps it). */
+static void pt_wrote(struct emu_pt *p, size_t n)
 {
-	struct pt_packet pk;
-
-	memset(&pk, 0, sizeof(pk));
-	pk.type = type;
-	put(x, &pk);
+	emu_stream_wrote(&x86_of_pt(p)->c, n);
 }
 
-static void put_mode_exec(struct x86_thr *x)
+static void pt_held(struct emu_pt *p, uint64_t tnt, unsigned ntnt)
 {
-	struct pt_packet pk;
-
-	memset(&pk, 0, sizeof(pk));
-	pk.type = ppt_mode;
-	pk.payload.mode.leaf = pt_mol_exec;
-	pk.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	put(x, &pk);
+	emu_stream_held(&x86_of_pt(p)->c, tnt, ntnt);
 }
 
-/* TSC, TMA and CBR, as sent in PSB+ and when TraceEn goes 0 -> 1. */
-static void put_timing(struct x86_thr *x)
-{
-	struct pt_packet pk;
-	uint64_t tsc = emu_now();
-
-	if (cfg.tsc) {
-		memset(&pk, 0, sizeof(pk));
-		pk.type = ppt_tsc;
-		pk.payload.tsc.tsc = tsc & ((1ull << 56) - 1);
-		put(x, &pk);
-		if (cfg.mtc) {
-			memset(&pk, 0, sizeof(pk));
-			pk.type = ppt_tma;
-			pk.payload.tma.ctc = (uint16_t)(tsc / CLK_TSC_PER_CTC);
-			pk.payload.tma.fc = (uint16_t)(tsc % CLK_TSC_PER_CTC);
-			put(x, &pk);
-		}
-	}
-	memset(&pk, 0, sizeof(pk));
-	pk.type = ppt_cbr;
-	pk.payload.cbr.ratio = CLK_RATIO;
-	put(x, &pk);
-	x->last_mtc = (tsc / CLK_TSC_PER_CTC) >> cfg.mtc_period;
-	x->last_cyc = x->c.insns;
-}
-
-static void rs_reset(struct x86_thr *x)
-{
-	x->rs_n = 0;
-	x->rs_top = 0;
-}
-
-static void psb_plus(struct x86_thr *x, int with_fup, uint64_t ip)
-{
-	tnt_flush(x);
-	put_simple(x, ppt_psb);
-	x->psb_at = emu_stream_pos(&x->c) - 16;
-	x->psb_done = 1;
-	x->last_ip = 0;
-	rs_reset(x);
-	put_timing(x);
-	if (with_fup) {
-		put_mode_exec(x);
-		put_ip(x, ppt_fup, ip, 0);
-	}
-	put_simple(x, ppt_psbend);
-}
-
-static void rs_push(struct x86_thr *x, uint64_t ret)
-{
-	x->rs[x->rs_top] = ret;
-	x->rs_top = (x->rs_top + 1) % RS_DEPTH;
-	if (x->rs_n < RS_DEPTH)
-		x->rs_n++;
-}
+static const struct emu_pt_ops pt_ops = {
+	.flush = pt_flush,
+	.base = pt_base,
+	.now = pt_now,
+	.failed = pt_failed,
+	.wrote = pt_wrote,
+	.held = pt_held,
+	.flush_at = EMU_ENC_FLUSH,
+};
 
 /* ---- the core's hooks -------------------------------------------------- */
 
@@ -240,81 +108,68 @@ static void x86_cfg_key(const char *key, unsigned long long v)
 
 static int x86_thr_init(struct emu_thr *t)
 {
-	struct pt_config c;
+	struct x86_thr *x = x86_of(t);
 
-	pt_config_init(&c);
-	c.begin = t->buf;
-	c.end = t->buf + EMU_ENC_CAP;
-	x86_of(t)->enc = pt_alloc_encoder(&c);
-	return x86_of(t)->enc ? 0 : -1;
+	x->pt.ops = &pt_ops;
+	x->pt.cfg = &cfg;
+	x->pt.cycles = &t->insns;
+	return emu_pt_init(&x->pt, t->buf, EMU_ENC_CAP);
 }
 
 static void x86_thr_fini(struct emu_thr *t)
 {
-	pt_free_encoder(x86_of(t)->enc);
+	emu_pt_fini(&x86_of(t)->pt);
 }
 
 static void x86_stream_init(struct emu_thr *t)
 {
-	struct x86_thr *x = x86_of(t);
-
-	x->psb_done = 0;
-	x->psb_at = 0;
-	x->last_ip = 0;
-	x->tnt = 0;
-	x->ntnt = 0;
-	rs_reset(x);
-	if (x->enc)
-		pt_enc_sync_set(x->enc, 0);
+	emu_pt_reset(&x86_of(t)->pt);
 }
 
 static size_t x86_buffered(struct emu_thr *t)
 {
-	uint64_t off = 0;
-
-	pt_enc_get_offset(x86_of(t)->enc, &off);
-	return (size_t)off;
+	return emu_pt_buffered(&x86_of(t)->pt);
 }
 
 static void x86_drained(struct emu_thr *t)
 {
-	pt_enc_sync_set(x86_of(t)->enc, 0);
+	emu_pt_drained(&x86_of(t)->pt);
 }
 
 static void x86_flush_held(struct emu_thr *t)
 {
-	tnt_flush(x86_of(t));
+	emu_pt_tnt_flush(&x86_of(t)->pt);
 }
 
 static void x86_stream_start(struct emu_thr *t)
 {
-	psb_plus(x86_of(t), 0, 0);
+	emu_pt_psb_plus(&x86_of(t)->pt, 0, 0);
 }
 
 static void x86_trace_toggled(struct emu_thr *t, int on)
 {
-	struct x86_thr *x = x86_of(t);
+	struct emu_pt *p = &x86_of(t)->pt;
 
 	if (!on)
 		return;
-	if (!x->psb_done)
-		psb_plus(x, 0, 0);
+	if (!p->psb_done)
+		emu_pt_psb_plus(p, 0, 0);
 	else
-		put_timing(x);
+		emu_pt_timing(p);
 	/* Code ran untraced: the decoder cannot know its calls. */
-	rs_reset(x);
+	emu_pt_rs_reset(p);
 }
 
 static int x86_to_user(struct emu_thr *t, uint64_t ip)
 {
-	struct x86_thr *x = x86_of(t);
+	struct emu_pt *p = &x86_of(t)->pt;
 
 	if (!cfg.branch)
 		return 0;
-	if (!x->psb_done)
-		psb_plus(x, 0, 0);
-	put_mode_exec(x);
-	put_ip(x, ppt_tip_pge, ip, 0);
+	if (!p->psb_done)
+		emu_pt_psb_plus(p, 0, 0);
+	emu_pt_mode_exec(p);
+	emu_pt_ip(p, ppt_tip_pge, ip, 0);
 	return 1;
 }
 
@@ -325,11 +180,11 @@ static int x86_to_user(struct emu_thr *t, uint64_t ip)
  */
 static void x86_to_kernel(struct emu_thr *t, uint64_t ip, enum emu_entry why)
 {
-	struct x86_thr *x = x86_of(t);
+	struct emu_pt *p = &x86_of(t)->pt;
 
 	if (why != EMU_ENTRY_SYSCALL)
-		put_ip(x, ppt_fup, ip, 0);
-	put_ip(x, ppt_tip_pgd, 0, 1);
+		emu_pt_ip(p, ppt_fup, ip, 0);
+	emu_pt_ip(p, ppt_tip_pgd, 0, 1);
 }
 
 /*
@@ -338,34 +193,8 @@ static void x86_to_kernel(struct emu_thr *t, uint64_t ip, enum emu_entry why)
  */
 static void x86_retired(struct emu_thr *t)
 {
-	struct x86_thr *x = x86_of(t);
-	uint64_t tsc, m;
-
-	if (!cfg.mtc || !t->trace_en)
-		return;
-	tsc = emu_now();
-	m = (tsc / CLK_TSC_PER_CTC) >> cfg.mtc_period;
-	if (m != x->last_mtc) {
-		struct pt_packet pk;
-		uint64_t tick = (m << cfg.mtc_period) * CLK_TSC_PER_CTC;
-		uint64_t saved = t->insns;
-
-		/*
-		 * The MTC stands for the moment the crystal clock ticked,
-		 * somewhere inside the last TB: cycles up to that moment go
-		 * before it, the rest after it.
-		 */
-		if (tsc - tick <= t->insns - x->last_cyc) {
-			t->insns -= tsc - tick;
-			put_cyc(x);
-			t->insns = saved;
-		}
-		memset(&pk, 0, sizeof(pk));
-		pk.type = ppt_mtc;
-		pk.payload.mtc.ctc = (uint8_t)m;
-		put(x, &pk);
-		x->last_mtc = m;
-	}
+	if (t->trace_en)
+		emu_pt_retired(&x86_of(t)->pt);
 }
 
 static int x86_classify(struct qemu_plugin_tb *tb, size_t n, struct emu_tb *b)
@@ -386,7 +215,7 @@ static int x86_classify(struct qemu_plugin_tb *tb, size_t n, struct emu_tb *b)
 static int x86_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 		       uint64_t *uret_fired)
 {
-	struct x86_thr *x = x86_of(t);
+	struct emu_pt *x = &x86_of(t)->pt;
 	const struct emu_tb *p = t->cur;
 	int r = EMU_EXPECTED;
 
@@ -418,11 +247,11 @@ static int x86_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 	case EMU_BR_COND:
 		if (next == p->target || next == p->next) {
 			if (t->pkt_en)
-				tnt_bit(x, next == p->target);
+				emu_pt_tnt_bit(x, next == p->target);
 			r = EMU_ARRIVED;
 		} else {
 			if (t->pkt_en)
-				tnt_bit(x, 0);
+				emu_pt_tnt_bit(x, 0);
 			*expect = p->next;
 		}
 		break;
@@ -432,34 +261,25 @@ static int x86_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 	case EMU_BR_CALL:
 		/* libipt does not log a call to the next instruction (PIC idiom). */
 		if (t->pkt_en && p->target != p->next)
-			rs_push(x, p->next);
+			emu_pt_rs_push(x, p->next);
 		emu_shadow_push(t, p->next);
 		*expect = p->target;
 		break;
 	case EMU_BR_ICALL:
 		if (t->pkt_en)
-			rs_push(x, p->next);
+			emu_pt_rs_push(x, p->next);
 		emu_shadow_push(t, p->next);
 		/* fall through */
 	case EMU_BR_IJMP:
 	case EMU_BR_FAR:
 		if (t->pkt_en)
-			put_ip(x, ppt_tip, next, 0);
+			emu_pt_ip(x, ppt_tip, next, 0);
 		r = EMU_ARRIVED;
 		break;
 	case EMU_BR_RET:
 		*uret_fired = emu_shadow_ret(t, next);
-		if (t->pkt_en) {
-			unsigned top = (x->rs_top + RS_DEPTH - 1) % RS_DEPTH;
-
-			if (!cfg.noretcomp && x->rs_n && x->rs[top] == next) {
-				x->rs_top = top;
-				x->rs_n--;
-				tnt_bit(x, 1);
-			} else {
-				put_ip(x, ppt_tip, next, 0);
-			}
-		}
+		if (t->pkt_en)
+			emu_pt_ret(x, next);
 		r = EMU_ARRIVED;
 		break;
 	case EMU_BR_SYSCALL:
@@ -474,10 +294,8 @@ static int x86_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 
 static void x86_periodic(struct emu_thr *t, uint64_t ip)
 {
-	struct x86_thr *x = x86_of(t);
-
-	if (t->trace_en && emu_stream_pos(t) - x->psb_at >= (2048ull << cfg.psb_period))
-		psb_plus(x, t->pkt_en, ip);
+	if (t->trace_en)
+		emu_pt_periodic(&x86_of(t)->pt, ip, t->pkt_en);
 }
 
 const struct emu_arch emu_arch = {
@@ -490,6 +308,7 @@ const struct emu_arch emu_arch = {
 		.mmap = SYS_mmap, .prctl = SYS_prctl,
 		.clone = SYS_clone, .clone3 = SYS_clone3,
 		.fork = SYS_fork, .vfork = SYS_vfork,
+		.wait4 = SYS_wait4, .waitid = SYS_waitid,
 	},
 	.thr_size = sizeof(struct x86_thr),
 	.tb_size = sizeof(struct emu_tb),

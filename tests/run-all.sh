@@ -2,6 +2,8 @@
 # Runs every test suite and prints one closing line "N passed, N failed, N skipped".
 #   tests/run-all.sh            unit suites (build/tests/test_*) and tests/cli/*.sh
 #   tests/run-all.sh hw         tests/hw/*.sh (they skip without trace hardware)
+#   tests/run-all.sh system     tests/system/*.sh (the whole-system software tracer;
+#                               each recording boots a guest under qemu-system)
 # B names the build directory (build, or build/san for SANITIZE=1).
 # Each suite ends with "# counts: PASSED FAILED SKIPPED"; a suite that exits
 # non-zero without that line counts as one failure.
@@ -22,14 +24,15 @@ mode=${1:-all}
 suites=()
 if [ "$mode" = hw ]; then
 	for s in tests/hw/*.sh; do [ -e "$s" ] && suites+=("$s"); done
+elif [ "$mode" = system ]; then
+	for s in tests/system/*.sh; do [ -e "$s" ] && suites+=("$s"); done
 else
 	for s in "$B"/tests/test_*; do [ -x "$s" ] && suites+=("$s"); done
 	for s in tests/cli/*.sh; do [ -e "$s" ] && [ "${s##*/}" != lib.sh ] && suites+=("$s"); done
 	for s in tests/hw/*.sh; do [ -e "$s" ] && suites+=("$s"); done
 fi
 
-total_p=0 total_f=0 total_s=0
-failed_suites=()
+. tests/tally.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for s in "${suites[@]}"; do
@@ -43,22 +46,6 @@ for s in "${suites[@]}"; do
 	fi
 	rc=$?
 	cat "$log"
-	line=$(grep -a '^# counts: ' "$log" | tail -n 1)
-	if [ -n "$line" ]; then
-		read -r _ _ p f sk <<<"$line"
-	else
-		p=0 f=0 sk=0
-	fi
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "   suite $name exited with status $rc"
-		f=1
-	fi
-	total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + sk))
-	[ "$f" -ne 0 ] && failed_suites+=("$name")
-	echo "   $name: $p passed, $f failed, $sk skipped ($(( $(date +%s) - start ))s)"
+	tally "$name" "$rc" "$log" "$(( $(date +%s) - start ))"
 done
-if [ "${#failed_suites[@]}" -ne 0 ]; then
-	echo "failing suites: ${failed_suites[*]}"
-fi
-echo "$total_p passed, $total_f failed, $total_s skipped"
-[ "$total_f" -eq 0 ]
+tally_end

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "emu_proto.h"
+#include "record/emu_proto.h"
 #include "sideband.h"
 
 struct emu_cfg emu_cfg;
@@ -31,8 +31,9 @@ static int parse_trigger(const char *rest)
 	}
 	tr->idx = idx;
 	tr->arg = arg;
-	tr->action = !strcmp(act, "pause") ? EMU_ACT_PAUSE :
-		     !strcmp(act, "resume") ? EMU_ACT_RESUME : EMU_ACT_NONE;
+	tr->action = !strcmp(act, "pause")    ? EMU_ACT_PAUSE :
+		     !strcmp(act, "resume")   ? EMU_ACT_RESUME :
+		     !strcmp(act, "snapshot") ? EMU_ACT_SNAPSHOT : EMU_ACT_NONE;
 	if (!strcmp(kind, "uprobe") || !strcmp(kind, "uretprobe")) {
 		struct stat st;
 

@@ -12,7 +12,7 @@
 
 #define EMU_MAX_TRIG 64
 
-enum emu_action { EMU_ACT_NONE, EMU_ACT_PAUSE, EMU_ACT_RESUME };
+enum emu_action { EMU_ACT_NONE, EMU_ACT_PAUSE, EMU_ACT_RESUME, EMU_ACT_SNAPSHOT };
 enum emu_trig_kind { EMU_TK_UPROBE, EMU_TK_URETPROBE, EMU_TK_SYS_ENTER, EMU_TK_SYS_EXIT, EMU_TK_INSNS };
 
 struct emu_trig {

@@ -2,20 +2,184 @@
 /* The plugin's link to ptrec and its sideband records: see sideband.h. */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "emu_proto.h"
+#include "record/emu_proto.h"
 #include "sideband.h"
 
-struct emu_proc emu_proc = { .sock = -1, .cfgfd = -1 };
+struct emu_proc emu_proc = { .sock = -1, .cfgfd = -1, .shmfd = -1 };
+
+/* The chunks of the shared area this process mapped (emu_proto.h). */
+static struct emu_slot *g_chunk[EMU_SHM_MAX_CHUNKS];
+
+int emu_shm_map(void)
+{
+	struct emu_shm h, *m;
+
+	if (emu_proc.shmfd < 0)
+		return 0;
+	if (pread(emu_proc.shmfd, &h, sizeof(h), 0) != sizeof(h) || h.magic != EMU_SHM_MAGIC ||
+	    h.slot_size != sizeof(struct emu_slot) || h.chunk_slots != EMU_SHM_CHUNK_SLOTS ||
+	    h.max_chunks != EMU_SHM_MAX_CHUNKS || h.chunk_bytes != EMU_SHM_CHUNK_BYTES)
+		return -1;
+	m = mmap(NULL, EMU_SHM_HDR, PROT_READ | PROT_WRITE, MAP_SHARED, emu_proc.shmfd, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	emu_proc.shm = m;
+	return 0;
+}
+
+/*
+ * Chunk @i, mapped: the file is extended to cover it first (by whoever
+ * comes first; fallocate never shrinks it). NULL if that fails. Two threads
+ * may map it at once: one mapping stays.
+ */
+static struct emu_slot *chunk(uint32_t i)
+{
+	struct emu_slot *c = __atomic_load_n(&g_chunk[i], __ATOMIC_ACQUIRE), *none = NULL;
+	off_t end = (off_t)EMU_SHM_CHUNK_OFF(i + 1);
+	void *p;
+
+	if (c)
+		return c;
+	if (fallocate(emu_proc.shmfd, 0, end - 4096, 4096) < 0)
+		return NULL;
+	p = mmap(NULL, EMU_SHM_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, emu_proc.shmfd,
+		 (off_t)EMU_SHM_CHUNK_OFF(i));
+	if (p == MAP_FAILED)
+		return NULL;
+	if (__atomic_compare_exchange_n(&g_chunk[i], &none, (struct emu_slot *)p, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return p;
+	munmap(p, EMU_SHM_CHUNK_BYTES);
+	return none;
+}
+
+int emu_slot_shared(const struct emu_slot *s)
+{
+	return s && s->index != EMU_SLOT_PRIVATE;
+}
+
+uint64_t emu_slot_truth_arg(const struct emu_slot *s)
+{
+	return emu_slot_shared(s) ? EMU_TRUTH_ARG(s->index, s->t_off) : 0;
+}
+
+/*
+ * Clears what a new owner must not inherit: the header (the buffers are
+ * written before read). t_off goes on: the host counts the slot's truth.
+ */
+static void slot_reset(struct emu_slot *s)
+{
+	s->tid = 0;
+	s->state = 0;
+	s->nheld = 0;
+	s->held = 0;
+	s->aux_off = 0;
+	s->len = 0;
+	s->tlen = 0;
+	s->ip = 0;
+	s->c_done = 0;
+	s->c_ninsn = 0;
+	s->c_end = 0;
+	s->at = 0;
+	s->now = 0;
+	s->sh_n = 0;
+	s->c_pos = 0;
+	s->c_tlen = 0;
+	s->c_held = 0;
+	s->c_nheld = 0;
+	s->c_state = 0;
+	s->c_sh_n = 0;
+}
+
+/* A free slot of chunk @i claimed for this process, or NULL. */
+static struct emu_slot *claim_in(uint32_t i)
+{
+	struct emu_slot *c = chunk(i);
+	uint32_t k;
+
+	for (k = 0; c && k < EMU_SHM_CHUNK_SLOTS; k++) {
+		struct emu_slot *s = &c[k];
+		uint32_t free_owner = 0;
+
+		if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) ||
+		    !__atomic_compare_exchange_n(&s->owner, &free_owner, (uint32_t)getpid(), 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		slot_reset(s);
+		s->index = i * EMU_SHM_CHUNK_SLOTS + k;
+		return s;
+	}
+	return NULL;
+}
+
+struct emu_slot *emu_slot_claim(void)
+{
+	struct emu_shm *m = emu_proc.shm;
+	struct emu_slot *s = NULL;
+	uint32_t i = 0, n;
+
+	/* Every chunk in use is full: add one (or find the one another added). */
+	while (m && !s && (n = __atomic_load_n(&m->nchunks, __ATOMIC_ACQUIRE)) <= EMU_SHM_MAX_CHUNKS) {
+		for (; i < n && !s; i++)
+			s = claim_in(i);
+		if (s || n == EMU_SHM_MAX_CHUNKS)
+			break;
+		__atomic_compare_exchange_n(&m->nchunks, &n, n + 1, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+	}
+	if (s)
+		return s;
+	s = malloc(sizeof(*s));
+	if (s) {
+		s->owner = 0;
+		s->t_off = 0;
+		s->index = EMU_SLOT_PRIVATE;
+		slot_reset(s);
+	}
+	return s;
+}
+
+void emu_slot_release(struct emu_slot *s)
+{
+	if (!s)
+		return;
+	if (!emu_slot_shared(s)) {
+		free(s);
+		return;
+	}
+	if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) != (uint32_t)getpid())
+		return; /* a copy inherited at fork: the parent's thread owns it */
+	s->len = 0;
+	s->tlen = 0;
+	__atomic_store_n(&s->owner, 0, __ATOMIC_RELEASE);
+}
+
+void emu_slot_release_pid(void)
+{
+	struct emu_shm *m = emu_proc.shm;
+	uint32_t i, k, n = m ? __atomic_load_n(&m->nchunks, __ATOMIC_ACQUIRE) : 0;
+
+	for (i = 0; i < n && i < EMU_SHM_MAX_CHUNKS; i++) {
+		struct emu_slot *c = chunk(i);
+
+		for (k = 0; c && k < EMU_SHM_CHUNK_SLOTS; k++)
+			emu_slot_release(&c[k]);
+	}
+}
 
 void emu_send(uint32_t type, uint32_t tid, uint64_t arg, const void *p, size_t n)
 {
@@ -29,7 +193,13 @@ void emu_send(uint32_t type, uint32_t tid, uint64_t arg, const void *p, size_t n
 	while (sendmsg(emu_proc.sock, &mh, MSG_NOSIGNAL) < 0) {
 		if (errno == EINTR)
 			continue;
-		/* The recorder went away: keep the workload running, untraced. */
+		/*
+		 * The recorder went away (killed, crashed): nothing it started
+		 * runs on. The first QEMU has a parent-death signal; processes
+		 * the workload forked end here, at their next message.
+		 */
+		if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)
+			kill(getpid(), SIGKILL);
 		emu_proc.broken = 1;
 		return;
 	}

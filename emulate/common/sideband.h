@@ -23,6 +23,8 @@
 struct emu_proc {
 	int sock;       /* the socket to ptrec; -1 until known */
 	int cfgfd;      /* the configuration memfd; -1 until known */
+	int shmfd;      /* the shared area's memfd; -1 without one */
+	struct emu_shm *shm; /* that area, mapped; NULL without one */
 	int pid, ppid;
 	int broken;     /* ptrec went away or the encoder failed: trace no more */
 	uint64_t tsc0;  /* the emulated clock when this process began counting */
@@ -43,6 +45,23 @@ void emu_send(uint32_t type, uint32_t tid, uint64_t arg, const void *p, size_t n
 void emu_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int emu_gettid(void);
+
+struct emu_slot;
+/* Maps the shared area (emu_proc.shmfd); without it slots are private. Returns 0 or -1. */
+int emu_shm_map(void);
+/*
+ * A slot for a thread of this process, zeroed up to its buffers: one of the
+ * shared area, else private memory. NULL when out of memory.
+ */
+struct emu_slot *emu_slot_claim(void);
+/* Gives a slot back (a shared one only if this process owns it). */
+void emu_slot_release(struct emu_slot *s);
+/* Whether @s is in the shared area. */
+int emu_slot_shared(const struct emu_slot *s);
+/* EMU_MSG_TRUTH's arg for the truth of slot @s (0 for a private one). */
+uint64_t emu_slot_truth_arg(const struct emu_slot *s);
+/* After an exec: the slots this pid held are the old program's; free them. */
+void emu_slot_release_pid(void);
 
 /* The emulated clock: one tick per user instruction the process retired. */
 uint64_t emu_now(void);

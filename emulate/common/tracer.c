@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -23,7 +24,6 @@
 
 EXPORT int qemu_plugin_version = EMU_QEMU_PLUGIN_VERSION;
 
-#define TRUTH_CAP (16 * 1024)
 #define TRUTH_FLUSH (12 * 1024)
 
 struct probe_hit {
@@ -45,12 +45,26 @@ static struct emu_thr *g_thr[EMU_MAX_VCPUS];
 
 /* ---- ground truth ------------------------------------------------------ */
 
+/*
+ * Sends the truth. The process may die anywhere here, also right after the
+ * send: the message carries the slot's truth offset, and the slot forgets
+ * what it committed before it moves the offset, so that ptrec never takes
+ * the same lines from both the message and the slot (emu_proto.h, t_off).
+ * The signal fences keep the compiler from reordering these stores.
+ */
 static void truth_flush(struct emu_thr *t)
 {
-	if (!t->tlen)
+	struct emu_slot *s = t->sl;
+	uint64_t n = s->tlen;
+
+	if (!n)
 		return;
-	emu_send(EMU_MSG_TRUTH, (uint32_t)t->tid, 0, t->tbuf, t->tlen);
-	t->tlen = 0;
+	emu_send(EMU_MSG_TRUTH, (uint32_t)t->tid, emu_slot_truth_arg(s), t->tbuf, n);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->c_tlen = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->t_off += n;
+	s->tlen = 0;
 }
 
 void emu_truth(struct emu_thr *t, const char *fmt, ...)
@@ -61,11 +75,34 @@ void emu_truth(struct emu_thr *t, const char *fmt, ...)
 	if (!emu_cfg.truth)
 		return;
 	va_start(ap, fmt);
-	n = vsnprintf(t->tbuf + t->tlen, TRUTH_CAP - t->tlen, fmt, ap);
+	n = vsnprintf(t->tbuf + t->sl->tlen, EMU_TRUTH_CAP - t->sl->tlen, fmt, ap);
 	va_end(ap);
-	if (n > 0 && (size_t)n < TRUTH_CAP - t->tlen)
-		t->tlen += (size_t)n;
-	if (t->tlen > TRUTH_FLUSH)
+	if (n > 0 && (size_t)n < EMU_TRUTH_CAP - t->sl->tlen)
+		t->sl->tlen += (size_t)n;
+}
+
+/* Plain stores: the reader looks only after the process is gone. */
+void emu_slot_commit(struct emu_thr *t, uint64_t ip)
+{
+	struct emu_slot *s = t->sl;
+
+	if (!s)
+		return;
+	s->c_pos = s->aux_off + s->len;
+	s->c_tlen = s->tlen;
+	s->c_held = s->held;
+	s->c_nheld = s->nheld;
+	s->c_state = s->state;
+	s->c_sh_n = s->sh_n;
+	if (ip) {
+		s->ip = ip;
+		s->c_done = t->cur ? t->cur_done : 0;
+		s->c_ninsn = t->cur ? t->cur->ninsn : 0;
+		s->c_end = t->cur ? t->cur->next : 0;
+	}
+	/* The truth goes out after the commit it belongs to. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (s->tlen > TRUTH_FLUSH)
 		truth_flush(t);
 }
 
@@ -84,6 +121,8 @@ void emu_stream_flush(struct emu_thr *t)
 		emu_send(EMU_MSG_AUX, (uint32_t)t->tid, t->aux_off, t->buf, n);
 		emu_sb_aux(t->tid, t->aux_off, n);
 		t->aux_off += n;
+		t->sl->aux_off = t->aux_off;
+		t->sl->len = 0;
 		emu_arch.drained(t);
 	}
 	truth_flush(t);
@@ -92,7 +131,9 @@ void emu_stream_flush(struct emu_thr *t)
 static void stream_init(struct emu_thr *t)
 {
 	t->aux_off = 0;
-	t->tlen = 0;
+	t->sl->aux_off = 0;
+	t->sl->len = 0;
+	t->sl->tlen = 0;
 	emu_arch.stream_init(t);
 }
 
@@ -104,6 +145,7 @@ void emu_enter_kernel(struct emu_thr *t, uint64_t ip, enum emu_entry why)
 		emu_arch.to_kernel(t, ip, why);
 	t->pkt_en = 0;
 	t->user = 0;
+	t->sl->state = 0;
 }
 
 void emu_return_to_user(struct emu_thr *t, uint64_t ip)
@@ -111,8 +153,10 @@ void emu_return_to_user(struct emu_thr *t, uint64_t ip)
 	t->user = 1;
 	if (!t->trace_en)
 		return;
-	if (emu_arch.to_user(t, ip))
+	if (emu_arch.to_user(t, ip)) {
 		t->pkt_en = 1;
+		t->sl->state = EMU_SLOT_USER;
+	}
 }
 
 /* TraceEn changes; always called while the thread is "in the kernel". */
@@ -129,6 +173,18 @@ static void fire(struct emu_thr *t, int ti, uint64_t ip, uint64_t period)
 {
 	struct emu_trig *tr = &emu_cfg.trig[ti];
 
+	if (tr->action == EMU_ACT_SNAPSHOT) {
+		/*
+		 * A pause whose trace reaches the AUX area before the sample, as
+		 * a CoreSight sink is flushed into it at a pause (the recorder
+		 * takes its snapshot when it reads the sample).
+		 */
+		set_trace_en(t, 0, ip);
+		emu_arch.flush_held(t);
+		emu_stream_flush(t);
+		emu_sb_sample(t->tid, tr->idx, ip, period);
+		return;
+	}
 	emu_sb_sample(t->tid, tr->idx, ip, period);
 	if (tr->action == EMU_ACT_PAUSE)
 		set_trace_en(t, 0, ip);
@@ -156,9 +212,7 @@ static void thr_free(struct emu_thr *t)
 		return;
 	if (emu_arch.thr_fini)
 		emu_arch.thr_fini(t);
-	free(t->buf);
-	free(t->tbuf);
-	free(t->shadow);
+	emu_slot_release(t->sl);
 	free(t);
 }
 
@@ -168,10 +222,13 @@ static struct emu_thr *thr_new(void)
 
 	if (!t)
 		return NULL;
-	t->buf = malloc(EMU_ENC_CAP);
-	t->tbuf = malloc(TRUTH_CAP);
-	t->shadow = calloc(EMU_SHADOW_DEPTH, sizeof(*t->shadow));
-	if (!t->buf || !t->tbuf || !t->shadow || emu_arch.thr_init(t) < 0) {
+	t->sl = emu_slot_claim();
+	if (t->sl) {
+		t->buf = t->sl->buf;
+		t->tbuf = t->sl->tbuf;
+		t->shadow = t->sl->shadow;
+	}
+	if (!t->sl || emu_arch.thr_init(t) < 0) {
 		thr_free(t);
 		return NULL;
 	}
@@ -190,6 +247,8 @@ static struct emu_thr *thr_of(unsigned vcpu)
 static void set_tid(struct emu_thr *t)
 {
 	t->tid = emu_gettid();
+	/* Without it ptrec would not collect the slot of a process that dies. */
+	t->sl->tid = (uint32_t)t->tid;
 	if (emu_arch.tid_set)
 		emu_arch.tid_set(t);
 }
@@ -201,6 +260,54 @@ static void counters_arm(struct emu_thr *t)
 	for (i = 0; i < emu_cfg.ntrig; i++)
 		if (emu_cfg.trig[i].kind == EMU_TK_INSNS)
 			t->cnt_next[i] = t->insns + (uint64_t)emu_cfg.trig[i].arg;
+}
+
+/*
+ * A new thread's FORK must come before its first trace, and QEMU runs the new
+ * thread and its creator at the same time: whichever of the two gets here
+ * first writes it (the new thread before its ITRACE_START, or the creator when
+ * clone returns) and leaves the tid in the table; the second one takes it
+ * out. So each FORK is written once and the table holds only threads one of
+ * the two has yet to see.
+ */
+static pthread_mutex_t g_announce_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_announced[EMU_MAX_VCPUS];
+
+static void announce_thread(int tid, int ptid)
+{
+	int i, free_slot = -1, seen = 0;
+
+	pthread_mutex_lock(&g_announce_lock);
+	for (i = 0; i < EMU_MAX_VCPUS; i++) {
+		if (g_announced[i] == tid) {
+			g_announced[i] = 0;
+			seen = 1;
+			break;
+		}
+		if (!g_announced[i] && free_slot < 0)
+			free_slot = i;
+	}
+	if (!seen && free_slot >= 0)
+		g_announced[free_slot] = tid;
+	/*
+	 * Written with the lock held: the second comer must not go on to its
+	 * ITRACE_START before the first comer's FORK has been sent. (A full
+	 * table writes the record anyway: twice is better than never.)
+	 */
+	if (!seen)
+		emu_sb_task(PERF_RECORD_FORK, emu_proc.pid, emu_proc.pid, tid, ptid);
+	pthread_mutex_unlock(&g_announce_lock);
+}
+
+/* The thread inside clone(CLONE_THREAD) that created the thread starting now. */
+static int creator_of(const struct emu_thr *t)
+{
+	int i;
+
+	for (i = 0; i < EMU_MAX_VCPUS; i++)
+		if (g_thr[i] && g_thr[i] != t && __atomic_load_n(&g_thr[i]->cloning, __ATOMIC_ACQUIRE))
+			return g_thr[i]->tid;
+	return emu_proc.pid;
 }
 
 static void thread_begin(struct emu_thr *t, uint64_t ip)
@@ -216,10 +323,13 @@ static void thread_begin(struct emu_thr *t, uint64_t ip)
 		t->trace_en = g_exec_en;
 		t->insns = g_insn0;
 		t->aux_off = g_auxoff0;
+		t->sl->aux_off = g_auxoff0;
 	}
 	t->user = 0;
 	t->pkt_en = 0;
 	t->cur = NULL;
+	if (!cont && t->tid != emu_proc.pid)
+		announce_thread(t->tid, creator_of(t));
 	emu_sb_itrace_start(t->tid);
 	if (t->trace_en && !cont)
 		emu_truth(t, "R %d %" PRIx64 " %" PRIu64 "\n", t->tid, ip, t->insns);
@@ -239,8 +349,15 @@ static void thread_end(struct emu_thr *t)
 	 */
 	emu_arch.flush_held(t);
 	emu_stream_flush(t);
-	emu_sb_task(PERF_RECORD_EXIT, emu_proc.pid, emu_proc.ppid, t->tid, t->tid);
+	/*
+	 * As the kernel's perf_event_task_output(): an EXIT names the task's
+	 * real parent, for a thread as for its process: the parent process.
+	 */
+	emu_sb_task(PERF_RECORD_EXIT, emu_proc.pid, emu_proc.ppid, t->tid, emu_proc.ppid);
 	t->dead = 1;
+	/* Ended cleanly: nothing of it is left for ptrec to collect. */
+	emu_slot_release(t->sl);
+	t->sl = NULL;
 }
 
 static void all_threads_end(void)
@@ -260,7 +377,8 @@ void emu_account(struct emu_thr *t, uint32_t from, uint32_t to, uint64_t start, 
 		return;
 	emu_truth(t, "B %d %" PRIx64 " %" PRIx64 " %u\n", t->tid, start, end, to - from);
 	t->insns += to - from;
-	__atomic_fetch_add(&emu_proc.clock, to - from, __ATOMIC_RELAXED);
+	t->sl->now = emu_proc.tsc0 +
+		     __atomic_add_fetch(&emu_proc.clock, to - from, __ATOMIC_RELAXED);
 	if (emu_arch.retired)
 		emu_arch.retired(t);
 	if (emu_arch.ran)
@@ -288,6 +406,7 @@ void emu_shadow_push(struct emu_thr *t, uint64_t ret)
 	t->shadow[t->sh_n].ret = ret;
 	t->shadow[t->sh_n].uret = 0;
 	t->sh_n++;
+	t->sl->sh_n = t->sh_n;
 }
 
 uint64_t emu_shadow_ret(struct emu_thr *t, uint64_t target)
@@ -306,6 +425,7 @@ uint64_t emu_shadow_ret(struct emu_thr *t, uint64_t target)
 			break;
 		}
 	}
+	t->sl->sh_n = t->sh_n;
 	return fired;
 }
 
@@ -345,6 +465,8 @@ static void on_tb(unsigned vcpu, void *ud)
 			t->cur = b;
 			t->cur_start = b->start;
 			t->cur_done = b->ninsn;
+			t->sl->at = EMU_AT(0, b->start);
+			emu_slot_commit(t, b->start);
 			return;
 		case EMU_EXPECTED:
 			if (b->start != expect) {
@@ -373,6 +495,21 @@ static void on_tb(unsigned vcpu, void *ud)
 	t->cur = b;
 	t->cur_start = b->start;
 	t->cur_done = 0;
+	t->sl->at = EMU_AT(0, b->start);
+	emu_slot_commit(t, b->start);
+}
+
+/*
+ * Before each instruction of a block but its first (on_tb() stands for
+ * that): which instruction begins, for a process killed by it (emu_slot.at).
+ * One store, so that it costs little: the slot's owner is the only writer.
+ */
+static void on_insn(unsigned vcpu, void *ud)
+{
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? g_thr[vcpu] : NULL;
+
+	if (t && t->sl)
+		t->sl->at = (uint64_t)(uintptr_t)ud;
 }
 
 static void on_probe(unsigned vcpu, void *ud)
@@ -399,6 +536,7 @@ static void on_probe(unsigned vcpu, void *ud)
 	}
 	/* A uprobe is a breakpoint: the thread traps even if nothing fires. */
 	trap(t, h->vaddr, EMU_ENTRY_BREAKPOINT, fired, nf, 1);
+	emu_slot_commit(t, h->vaddr);
 }
 
 /* ---- translation ------------------------------------------------------- */
@@ -442,6 +580,13 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		return;
 	}
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, b);
+	for (i = 1; i < n; i++) {
+		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
+
+		qemu_plugin_register_vcpu_insn_exec_cb(
+			in, on_insn, QEMU_PLUGIN_CB_NO_REGS,
+			(void *)(uintptr_t)EMU_AT(i, qemu_plugin_insn_vaddr(in)));
+	}
 
 	pthread_mutex_lock(&emu_lock);
 	for (i = 0; emu_have_probes() && i < n; i++) {
@@ -503,97 +648,113 @@ static int machine_elf(const char *hdr, int r)
  * exec. If that exec fails, QEMU carries on with the guest's own execve,
  * which then fails or runs the program untraced.
  */
+/*
+ * Whether the guest's execve of @path can run under this qemu: a program for
+ * this machine, or a script whose interpreter is (into @interp and @iarg).
+ * @path is rewritten for /proc/self/exe as QEMU's execve does.
+ */
+static bool exec_target(char *path, size_t size, char *interp, char *iarg)
+{
+	char self[64], hdr[256];
+	const char *bin = qemu_plugin_path_to_binary();
+	char *p, *e;
+	int fd, r;
+
+	snprintf(self, sizeof(self), "/proc/%d/exe", emu_proc.pid);
+	if (bin && (!strcmp(path, "/proc/self/exe") || !strcmp(path, self)))
+		snprintf(path, size, "%s", bin);
+	if (access(path, X_OK) < 0)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	r = (int)pread(fd, hdr, sizeof(hdr) - 1, 0);
+	close(fd);
+	if (r < 4)
+		return false;
+	hdr[r] = 0;
+	if (!memcmp(hdr, ELFMAG, SELFMAG))
+		return machine_elf(hdr, r);
+	if (hdr[0] != '#' || hdr[1] != '!')
+		return false;
+	p = hdr + 2;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	e = strchr(p, '\n');
+	if (!e)
+		return false;
+	*e = 0;
+	if (sscanf(p, "%255s %255[^\n]", interp, iarg) < 1)
+		return false;
+	if (!emu_arch.exec_check_interp)
+		return true;
+	/* Only an interpreter for this machine can run under this qemu. */
+	fd = open(interp, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	r = (int)pread(fd, hdr, 20, 0);
+	close(fd);
+	return machine_elf(hdr, r);
+}
+
+/*
+ * The guest's NULL-terminated pointer array at @gaddr (at most @max entries)
+ * as host pointers into *@out (NULL-terminated, @extra more slots free);
+ * its length into *@n. Returns -1 when unreadable or out of memory.
+ */
+static int guest_vector(uint64_t gaddr, size_t max, size_t extra, char ***out, size_t *n)
+{
+	size_t i, len = 0;
+	uint64_t a;
+
+	for (len = 0; gaddr && len < max; len++) {
+		if (emu_guest_read(gaddr + 8 * len, &a, 8) < 0)
+			return -1;
+		if (!a)
+			break;
+	}
+	*out = calloc(len + 1 + extra, sizeof(**out));
+	if (!*out)
+		return -1;
+	for (i = 0; i < len; i++) {
+		emu_guest_read(gaddr + 8 * i, &a, 8);
+		(*out)[i] = emu_g2h(a);
+	}
+	*n = len;
+	return 0;
+}
+
+/* The thread whose stream goes on after exec: the leader (tid = pid) takes over. */
+static struct emu_thr *exec_leader(struct emu_thr *t)
+{
+	struct emu_thr *lead = t;
+	size_t i;
+
+	for (i = 0; t->tid != emu_proc.pid && i < EMU_MAX_VCPUS; i++)
+		if (g_thr[i] && g_thr[i]->tid == emu_proc.pid && !g_thr[i]->dead)
+			lead = g_thr[i];
+	return lead;
+}
+
 static void do_exec(struct emu_thr *t, uint64_t gpath, uint64_t gargv, uint64_t genvp)
 {
-	char path[4096], hdr[256], interp[256] = "", iarg[256] = "";
+	char path[4096], interp[256] = "", iarg[256] = "";
 	char **argv = NULL, **envp = NULL, **args = NULL;
 	char popt[8192], *esc = NULL;
 	struct emu_thr *lead;
 	size_t nargv = 0, nenv = 0, i, k;
-	int fd, r;
 	const char *base;
 
 	if (!emu_cfg.qemu || !emu_cfg.plugin || emu_guest_str(gpath, path, sizeof(path)) < 0)
 		return;
-	{
-		/* As in QEMU's execve: /proc/self/exe is the guest program. */
-		char self[64];
-		const char *bin = qemu_plugin_path_to_binary();
-
-		snprintf(self, sizeof(self), "/proc/%d/exe", emu_proc.pid);
-		if (bin && (!strcmp(path, "/proc/self/exe") || !strcmp(path, self)))
-			snprintf(path, sizeof(path), "%s", bin);
-	}
-	if (access(path, X_OK) < 0)
+	if (!exec_target(path, sizeof(path), interp, iarg))
 		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	r = (int)pread(fd, hdr, sizeof(hdr) - 1, 0);
-	close(fd);
-	if (r < 4)
-		return;
-	hdr[r] = 0;
-	if (!memcmp(hdr, ELFMAG, SELFMAG)) {
-		if (!machine_elf(hdr, r))
-			return;
-	} else if (hdr[0] == '#' && hdr[1] == '!') {
-		char *p = hdr + 2, *e;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		e = strchr(p, '\n');
-		if (!e)
-			return;
-		*e = 0;
-		if (sscanf(p, "%255s %255[^\n]", interp, iarg) < 1)
-			return;
-		if (emu_arch.exec_check_interp) {
-			/* Only an interpreter for this machine can run under this qemu. */
-			fd = open(interp, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				return;
-			r = (int)pread(fd, hdr, 20, 0);
-			close(fd);
-			if (!machine_elf(hdr, r))
-				return;
-		}
-	} else {
-		return;
-	}
-	for (nargv = 0; nargv < 4096; nargv++) {
-		uint64_t a;
-
-		if (emu_guest_read(gargv + 8 * nargv, &a, 8) < 0)
-			return;
-		if (!a)
-			break;
-	}
-	for (nenv = 0; genvp && nenv < 65536; nenv++) {
-		uint64_t a;
-
-		if (emu_guest_read(genvp + 8 * nenv, &a, 8) < 0)
-			return;
-		if (!a)
-			break;
-	}
-	argv = calloc(nargv + 1, sizeof(*argv));
-	envp = calloc(nenv + 1, sizeof(*envp));
-	args = calloc(nargv + 16, sizeof(*args));
-	if (!argv || !envp || !args)
+	if (guest_vector(gargv, 4096, 0, &argv, &nargv) ||
+	    guest_vector(genvp, 65536, 0, &envp, &nenv))
 		goto out;
-	for (i = 0; i < nargv; i++) {
-		uint64_t a;
-
-		emu_guest_read(gargv + 8 * i, &a, 8);
-		argv[i] = emu_g2h(a);
-	}
-	for (i = 0; i < nenv; i++) {
-		uint64_t a;
-
-		emu_guest_read(genvp + 8 * i, &a, 8);
-		envp[i] = emu_g2h(a);
-	}
+	args = calloc(nargv + 16, sizeof(*args));
+	if (!args)
+		goto out;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	esc = arg_escape(emu_cfg.plugin);
@@ -605,14 +766,12 @@ static void do_exec(struct emu_thr *t, uint64_t gpath, uint64_t gargv, uint64_t 
 	 * After exec the thread is the thread-group leader (tid = pid) and
 	 * its event goes on: continue the leader's stream, not this one.
 	 */
-	lead = t;
-	for (i = 0; t->tid != emu_proc.pid && i < EMU_MAX_VCPUS; i++)
-		if (g_thr[i] && g_thr[i]->tid == emu_proc.pid && !g_thr[i]->dead)
-			lead = g_thr[i];
+	lead = exec_leader(t);
 	snprintf(popt, sizeof(popt),
-		 "%s,fd=%d,cfgfd=%d,exec=1,ppid=%d,en=%d,tsc0=%" PRIu64 ",insn0=%" PRIu64
+		 "%s,fd=%d,cfgfd=%d,shmfd=%d,exec=1,ppid=%d,en=%d,tsc0=%" PRIu64 ",insn0=%" PRIu64
 		 ",auxoff=%" PRIu64 ",comm=%.15s",
-		 esc, emu_proc.sock, emu_proc.cfgfd, emu_proc.ppid, t->trace_en, emu_now(),
+		 esc, emu_proc.sock, emu_proc.cfgfd, emu_proc.shmfd, emu_proc.ppid, t->trace_en,
+		 emu_now(),
 		 lead->insns, lead == t ? t->aux_off : emu_stream_pos(lead), base);
 	k = 0;
 	args[k++] = emu_cfg.qemu;
@@ -632,9 +791,13 @@ static void do_exec(struct emu_thr *t, uint64_t gpath, uint64_t gargv, uint64_t 
 	emu_send(EMU_MSG_BYE, 0, __atomic_load_n(&emu_proc.clock, __ATOMIC_RELAXED), NULL, 0);
 	fcntl(emu_proc.sock, F_SETFD, 0);
 	fcntl(emu_proc.cfgfd, F_SETFD, 0);
+	if (emu_proc.shmfd >= 0)
+		fcntl(emu_proc.shmfd, F_SETFD, 0);
 	execve(emu_cfg.qemu, args, envp);
 	fcntl(emu_proc.sock, F_SETFD, FD_CLOEXEC);
 	fcntl(emu_proc.cfgfd, F_SETFD, FD_CLOEXEC);
+	if (emu_proc.shmfd >= 0)
+		fcntl(emu_proc.shmfd, F_SETFD, FD_CLOEXEC);
 out:
 	free(esc);
 	free(argv);
@@ -671,6 +834,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	t->sc_args[3] = a4;
 	t->sc_args[4] = a5;
 	t->sc_args[5] = a6;
+	if ((num == s->clone && (a1 & CLONE_THREAD)) || num == s->clone3)
+		__atomic_store_n(&t->cloning, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < emu_cfg.ntrig; i++)
 		if (emu_cfg.trig[i].kind == EMU_TK_SYS_ENTER &&
 		    (emu_cfg.trig[i].arg < 0 || emu_cfg.trig[i].arg == num))
@@ -684,6 +849,33 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		if ((int)a1 == AT_FDCWD && !a5)
 			do_exec(t, a2, a3, a4);
 	}
+	emu_slot_commit(t, 0);
+}
+
+/*
+ * The forking thread's slot is its parent's (the shared area is shared
+ * across fork): take one of the child's own, with the call stack.
+ */
+static void slot_after_fork(struct emu_thr *t)
+{
+	struct emu_slot *old = t->sl, *s = emu_slot_claim();
+
+	if (!s) {
+		emu_proc.broken = 1;
+		return;
+	}
+	memcpy(s->shadow, old->shadow, t->sh_n * sizeof(*s->shadow));
+	s->sh_n = t->sh_n;
+	if (!emu_slot_shared(old))
+		free(old);
+	if (emu_arch.thr_fini)
+		emu_arch.thr_fini(t);
+	t->sl = s;
+	t->buf = s->buf;
+	t->tbuf = s->tbuf;
+	t->shadow = s->shadow;
+	if (emu_arch.thr_init(t) < 0)
+		emu_proc.broken = 1;
 }
 
 static void child_after_fork(struct emu_thr *t)
@@ -696,10 +888,14 @@ static void child_after_fork(struct emu_thr *t)
 	/* The child counts its own instructions; its clock goes on. */
 	emu_proc.tsc0 += emu_proc.clock;
 	emu_proc.clock = 0;
+	memset(g_announced, 0, sizeof(g_announced));
+	/* Another thread may have held the lock at fork(): it does not exist here. */
+	pthread_mutex_init(&g_announce_lock, NULL);
 	/* Only the forking thread exists in the child; the others' copies go. */
 	for (i = 0; i < EMU_MAX_VCPUS; i++)
 		if (g_thr[i] && g_thr[i] != t)
 			g_thr[i]->dead = 1;
+	slot_after_fork(t);
 	stream_init(t);
 	set_tid(t);
 	t->trace_en = !emu_cfg.start_paused;
@@ -713,6 +909,37 @@ static void child_after_fork(struct emu_thr *t)
 	}
 }
 
+/*
+ * The guest reaped a child: how it ended goes to ptrec, which has no other
+ * way to learn it for a process it did not start (a child killed by a signal
+ * gets its PTREC_SIGNAL records from it). wait4() gives the status word,
+ * waitid() a siginfo_t (si_pid at 16, si_status at 24 in both targets).
+ */
+static void report_reaped(int64_t num, int64_t ret, const uint64_t *args)
+{
+	int32_t pid = (int32_t)ret, st = 0, code = 0;
+
+	if (num == emu_arch.sys.wait4 && ret > 0 && args[1]) {
+		if (emu_guest_read(args[1], &st, 4) < 0)
+			return;
+	} else if (num == emu_arch.sys.waitid && ret == 0 && args[2]) {
+		if (emu_guest_read(args[2] + 8, &code, 4) < 0 ||
+		    emu_guest_read(args[2] + 16, &pid, 4) < 0 ||
+		    emu_guest_read(args[2] + 24, &st, 4) < 0 || pid <= 0)
+			return;
+		/* CLD_EXITED 1, CLD_KILLED 2, CLD_DUMPED 3; stops and continues are not ends */
+		if (code == 1)
+			st = (st & 0xff) << 8;
+		else if (code == 2 || code == 3)
+			st = (st & 0x7f) | (code == 3 ? 0x80 : 0);
+		else
+			return;
+	} else {
+		return;
+	}
+	emu_send(EMU_MSG_REAPED, 0, EMU_REAPED_ARG(pid, st), NULL, 0);
+}
+
 static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int64_t ret)
 {
 	const struct emu_sysnr *s = &emu_arch.sys;
@@ -721,17 +948,21 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 
 	if (!t || t->dead || !t->tid || emu_proc.broken)
 		return;
+	__atomic_store_n(&t->cloning, 0, __ATOMIC_RELEASE);
 	if (is_fork(num) && ret == 0 && getpid() != emu_proc.pid) {
 		child_after_fork(t);
+		if (emu_proc.broken)
+			return;
 	} else if (is_fork(num) && ret > 0) {
 		uint64_t flags = t->sc_args[0];
 
 		if (num == s->clone3 && emu_guest_read(t->sc_args[0], &flags, 8) < 0)
 			flags = 0;
 		/* A new process announces itself (child_after_fork), so that
-		 * its FORK comes before any of its trace. */
+		 * its FORK comes before any of its trace; a new thread is
+		 * announced by whichever of it and its creator comes first. */
 		if ((num == s->clone || num == s->clone3) && (flags & CLONE_THREAD))
-			emu_sb_task(PERF_RECORD_FORK, emu_proc.pid, emu_proc.pid, (int)ret, t->tid);
+			announce_thread((int)ret, t->tid);
 	} else if (num == s->mmap && ret >= 0 && (uint64_t)ret < (1ull << 56) &&
 		   (t->sc_args[2] & PROT_EXEC) && !(t->sc_args[3] & MAP_ANONYMOUS) &&
 		   (int)t->sc_args[4] >= 0) {
@@ -746,6 +977,8 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 					 t->sc_args[1], t->sc_args[5], (uint32_t)t->sc_args[2],
 					 (uint32_t)t->sc_args[3]);
 		}
+	} else if (num == s->wait4 || num == s->waitid) {
+		report_reaped(num, ret, t->sc_args);
 	} else if (num == s->prctl && t->sc_args[0] == 15 /* PR_SET_NAME */ && ret == 0) {
 		char name[16];
 
@@ -759,6 +992,7 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 		if (emu_cfg.trig[i].kind == EMU_TK_SYS_EXIT &&
 		    (emu_cfg.trig[i].arg < 0 || emu_cfg.trig[i].arg == num))
 			fire(t, i, t->ret_ip, 1);
+	emu_slot_commit(t, 0);
 }
 
 static void on_vcpu_init(qemu_plugin_id_t id, unsigned vcpu)
@@ -798,6 +1032,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 			emu_proc.sock = atoi(a + 3);
 		else if (!strncmp(a, "cfgfd=", 6))
 			emu_proc.cfgfd = atoi(a + 6);
+		else if (!strncmp(a, "shmfd=", 6))
+			emu_proc.shmfd = atoi(a + 6);
 		else if (!strncmp(a, "exec=", 5))
 			g_exec = atoi(a + 5);
 		else if (!strncmp(a, "ppid=", 5))
@@ -824,6 +1060,15 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 	}
 	fcntl(emu_proc.sock, F_SETFD, FD_CLOEXEC);
 	fcntl(emu_proc.cfgfd, F_SETFD, FD_CLOEXEC);
+	if (emu_proc.shmfd >= 0 && fcntl(emu_proc.shmfd, F_SETFD, FD_CLOEXEC) < 0)
+		emu_proc.shmfd = -1;
+	if (emu_shm_map() < 0) {
+		emu_error("the shared area from ptrec is not this plugin's: they come from different builds");
+		return -1;
+	}
+	/* After an exec, this pid's slots were the old program's threads'. */
+	if (g_exec)
+		emu_slot_release_pid();
 	if (!info || info->version.min > EMU_QEMU_PLUGIN_VERSION ||
 	    info->version.cur < EMU_QEMU_PLUGIN_VERSION) {
 		emu_error("QEMU plugin API version %d..%d does not include version %d that this "

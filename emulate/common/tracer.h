@@ -30,14 +30,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "emu_proto.h"
+#include "record/emu_proto.h"
 #include "qemu_plugin_api.h"
 #include "config.h"
 #include "sideband.h"
 
 #define EMU_MAX_VCPUS 4096
-#define EMU_SHADOW_DEPTH 4096           /* call stack kept for uretprobes */
-#define EMU_ENC_CAP (64 * 1024)         /* each thread's encoder buffer */
 #define EMU_ENC_FLUSH (EMU_MSG_MAX - 1024) /* send the buffer once it holds more */
 
 #define emu_container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
@@ -52,11 +50,6 @@ struct emu_tb {
 	uint8_t kind;    /* the tracer's class of the last instruction */
 };
 
-struct emu_shadow {
-	uint64_t ret;
-	uint64_t uret; /* bit i: trigger i armed on this frame's return */
-};
-
 struct emu_thr {
 	int tid;         /* 0 until the thread runs its first TB */
 	int dead;
@@ -69,8 +62,15 @@ struct emu_thr {
 	uint32_t cur_done;        /* its instructions accounted */
 	uint64_t ret_ip; /* next user IP in program order while in a syscall */
 	uint64_t insns;  /* user instructions retired by this thread */
+	/*
+	 * What must survive a crash: the unsent stream, truth and call stack,
+	 * in a slot of the area shared with ptrec (emu_proto.h), or in
+	 * private memory when every slot is taken. buf, tbuf and shadow point
+	 * into it.
+	 */
+	struct emu_slot *sl;
 	/* the stream */
-	uint8_t *buf;    /* the encoder's output, EMU_ENC_CAP bytes */
+	uint8_t *buf;    /* the encoder's output, EMU_ENC_CAP bytes; sl->len of them unsent */
 	uint64_t aux_off; /* stream offset of buf[0] */
 	/* uretprobes */
 	struct emu_shadow *shadow;
@@ -79,10 +79,10 @@ struct emu_thr {
 	uint64_t cnt_next[EMU_MAX_TRIG];
 	/* syscall in flight */
 	int64_t sc_num;
+	int cloning;     /* inside clone(CLONE_THREAD): the creator of a new thread */
 	uint64_t sc_args[6];
-	/* ground truth */
+	/* ground truth: sl->tlen bytes unsent */
 	char *tbuf;
-	size_t tlen;
 };
 
 /* Why user execution stops and the kernel runs (enter_kernel hook). */
@@ -106,6 +106,7 @@ struct emu_sysnr {
 	int64_t exit, exit_group, execve, execveat, mmap, prctl;
 	int64_t clone, clone3; /* CLONE_THREAD in their flags makes a thread */
 	int64_t fork, vfork;
+	int64_t wait4, waitid; /* a parent learns how its child ended */
 };
 
 struct emu_arch {
@@ -182,6 +183,23 @@ extern pthread_mutex_t emu_lock;
 uint64_t emu_stream_pos(struct emu_thr *t);
 /* Sends the encoder's bytes (with their AUX record) and the truth so far. */
 void emu_stream_flush(struct emu_thr *t);
+/* The encoder wrote @n more bytes to buf / holds back @n branch outcomes @bits. */
+static inline void emu_stream_wrote(struct emu_thr *t, size_t n)
+{
+	t->sl->len += n;
+}
+static inline void emu_stream_held(struct emu_thr *t, uint64_t bits, unsigned n)
+{
+	t->sl->held = bits;
+	t->sl->nheld = n;
+}
+/*
+ * The thread stands at @ip (0: where it stood) with trace, truth and state
+ * in agreement: what ptrec takes should the process die before the next
+ * commit. Also where the truth goes out, so that it never runs ahead of a
+ * commit.
+ */
+void emu_slot_commit(struct emu_thr *t, uint64_t ip);
 
 /* Appends a line to the ground truth, if it is wanted. */
 void emu_truth(struct emu_thr *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -16,6 +16,8 @@ static void put(struct etm_enc *e, uint8_t b)
 	/* The caller drains before the buffer gets this full; never overrun. */
 	if (e->len < e->cap)
 		e->buf[e->len++] = b;
+	if (e->published)
+		*e->published = e->len;
 }
 
 static void hist_push(struct etm_enc *e, uint64_t addr)

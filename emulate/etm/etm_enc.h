@@ -32,6 +32,7 @@ enum etm_exc {
 struct etm_enc {
 	uint8_t *buf;        /* output: the caller drains buf[0..len) */
 	size_t len, cap;
+	uint64_t *published; /* if not NULL: kept equal to len (the crash-safe slot's count) */
 	uint64_t hist[3];    /* address history; hist[0] is the current address */
 	uint64_t atoms;      /* pending atoms, bit i = i-th oldest, 1 = E */
 	unsigned natoms;

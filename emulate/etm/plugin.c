@@ -209,6 +209,7 @@ static void etm_stream_init(struct emu_thr *t)
 	x->sync_at = 0;
 	x->synced = 0;
 	etm_enc_init(&x->enc, t->buf, EMU_ENC_CAP);
+	x->enc.published = &t->sl->len;
 	x->enc.cid = cfg.contextid;
 }
 
@@ -231,6 +232,7 @@ static size_t etm_buffered(struct emu_thr *t)
 static void etm_drained(struct emu_thr *t)
 {
 	etm(t)->enc.len = 0;
+	t->sl->len = 0;
 }
 
 static void etm_flush_held(struct emu_thr *t)
@@ -428,6 +430,7 @@ const struct emu_arch emu_arch = {
 		.mmap = 222, .prctl = 167,
 		.clone = 220, .clone3 = 435,
 		.fork = -1, .vfork = -1,
+		.wait4 = 260, .waitid = 95,
 	},
 	.thr_size = sizeof(struct etm_thr),
 	.tb_size = sizeof(struct etm_tb),

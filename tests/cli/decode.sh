@@ -13,26 +13,21 @@
 #
 # Damaged files are made with tests/cli/src/decode_damage.c, which rewrites
 # a trace file chunk by chunk through the project's own reader and writer.
-TOP=$(cd "$(dirname "$0")/../.." && pwd)
-B=${B:-build}
-case $B in /*) BD=$B ;; *) BD=$TOP/$B ;; esac
-PTREC=${PTREC:-$BD/ptrec}
-PTDUMP=${PTDUMP:-$BD/ptdump}
-case $PTREC in /*) ;; *) PTREC=$PWD/$PTREC ;; esac
-case $PTDUMP in /*) ;; *) PTDUMP=$PWD/$PTDUMP ;; esac
-. "$(dirname "$0")/lib.sh"
-PROGS=$BD/progs
-export PTREC_PLUGIN=${PTREC_PLUGIN:-$BD/ptrec-emu.so}
-SRC=$TOP/tests/cli/src
+. "$(dirname "$0")/src/paths.sh"
 # DECODE_KEEP=1 keeps the work directory for a look at what failed;
-# DECODE_ONLY="truth windows damage pipe" runs only those parts.
-ONLY=${DECODE_ONLY:-truth windows damage pipe}
+# DECODE_ONLY="truth exec views windows damage random pipe" runs only those parts.
+ONLY=${DECODE_ONLY:-truth exec views windows damage random pipe}
 part() { [[ " $ONLY " == *" $1 "* ]]; }
 if [ -n "${DECODE_KEEP:-}" ]; then
 	trap - EXIT
 	echo "# work directory: $T_TMP"
 fi
 
+if ! t_backend_init || [ "$T_HAS_TRUTH" != 1 ]; then
+	# The same recordings with checks that need no truth: tests/hw/check-hw.sh.
+	t_skip "decode tests" "${T_BACKEND_WHY:-PTREC_BACKEND=$T_BACKEND records no ground truth}"
+	t_done; exit
+fi
 if ! command -v qemu-x86_64 >/dev/null; then
 	t_skip "decode tests" "qemu-x86_64 is not installed (apt-get install qemu-user)"
 	t_done; exit
@@ -71,83 +66,7 @@ if ! cc -static -nostdlib -no-pie -o "$T_TMP/decode_tiny" "$SRC/decode_tiny.c" 2
 fi
 t_pass "helpers build (decode_truth, decode_damage, decode_tiny)"
 
-# ptdump --call-trace / --call-ret-trace lines -> "tid TAB [flag TAB] indent name",
-# without perf's padding and without the "(resumed by ...)" of trigger names.
-# Other lines (errors, trigger samples) are left out.
-norm() {
-	awk -v ret="${1:-0}" 'BEGIN { FS = "\t" }
-	index($0, "\t") == 0 { next }
-	{
-		left = $1; right = $2
-		sub(/ +$/, "", right)
-		sub(/  \((resumed|paused) by .*\)$/, "", right)
-		n = split(left, f, " ")
-		tid = f[2]
-		if (ret) {
-			fl = left
-			sub(/^.*[0-9]: +/, "", fl); sub(/ +\(.*$/, "", fl)
-			printf "%s\t%s\t%s\n", tid, fl, right
-		} else
-			printf "%s\t%s\n", tid, right
-	}'
-}
-
-# Lines of ptdump's output that are not call lines (errors, gaps), trigger
-# sample lines excepted.
-odd_lines() { grep -v $'\t' "$1" | grep -v -- ' -- \(pause\|resume\) trigger ' || true; }
-
-# First differing lines of two files, for failure reports.
-first_diff() { diff "$1" "$2" | head -n 12; }
-
-# record NAME SPEC... -- PROG ARGS: records NAME.data and NAME.truth; the
-# command's exit status is in $rec_status.
-record() {
-	local name=$1 args=()
-	shift
-	while [ "$1" != -- ]; do args+=(-e "$1"); shift; done
-	shift
-	"$PTREC" record --emulate -q "${args[@]}" --emulate-truth "$name.truth" -o "$name.data" -- "$@" \
-		>"$name.rec.out" 2>"$name.rec.err"
-	rec_status=$?
-}
-
-# expect NAME [decode_truth options]: NAME.exp (call trace) and NAME.expr
-# (call-ret trace) from the truth, sorted stably by thread.
-expect() {
-	local name=$1
-	shift
-	"$PTDUMP" --sideband "$name.data" >"$name.sb" 2>"$name.sb.err" || return 1
-	./decode_truth "$@" "$name.sb" "$name.truth" >"$name.exp.raw" 2>"$name.dt.err" || return 1
-	./decode_truth -r "$@" "$name.sb" "$name.truth" >"$name.expr.raw" 2>>"$name.dt.err" || return 1
-	sort -s -n -k1,1 "$name.exp.raw" >"$name.exp"
-	sort -s -n -k1,1 "$name.expr.raw" >"$name.expr"
-}
-
-# check_calls TITLE NAME [ret]: ptdump's call trace of NAME.data equals the truth's.
-check_calls() {
-	local title=$1 name=$2 ret=${3:-0} view=--call-trace ext=exp odd rc
-	[ "$ret" = 1 ] && view=--call-ret-trace ext=expr
-	"$PTDUMP" $view "$name.data" >"$name.$ext.out" 2>"$name.$ext.err"
-	rc=$?
-	if [ "$rc" != 0 ]; then
-		t_fail "$title" "ptdump $view exited with status $rc: $(head -n 5 "$name.$ext.err")"
-		return
-	fi
-	norm "$ret" <"$name.$ext.out" | sort -s -n -k1,1 >"$name.$ext.got"
-	odd=$(odd_lines "$name.$ext.out")
-	if [ -n "$odd" ] || [ -s "$name.$ext.err" ]; then
-		t_fail "$title" "unexpected errors or warnings:
-$odd
-$(head -n 5 "$name.$ext.err")"
-	elif [ ! -s "$name.$ext" ]; then
-		t_fail "$title" "the truth gives no call line at all"
-	elif cmp -s "$name.$ext" "$name.$ext.got"; then
-		t_pass "$title ($(wc -l <"$name.$ext") lines)"
-	else
-		t_fail "$title" "$(wc -l <"$name.$ext") lines expected, $(wc -l <"$name.$ext.got") decoded; first differences (< truth, > ptdump):
-$(first_diff "$name.$ext" "$name.$ext.got")"
-	fi
-}
+. "$SRC/truth.sh"
 
 # One recording of PROG with tracer config CONF, compared in both views.
 truth_case() {
@@ -158,7 +77,8 @@ truth_case() {
 		t_fail "$title: record" "exit status $rec_status, expected $want: $(head -n 5 "$name.rec.err")"
 		return
 	fi
-	if ! expect "$name"; then
+	local topt=
+	if ! expect "$name" $topt; then
 		t_fail "$title: truth" "$(cat "$name.sb.err" "$name.dt.err" | head -n 5)"
 		return
 	fi
@@ -192,6 +112,144 @@ part truth && for p in "${PROGRAMS[@]}"; do
 	done
 done
 
+# ---- 1b. an exec: what runs before it is the old program ----
+
+# check_insns TITLE NAME: ptdump --insn-trace of NAME.data walks the truth's
+# blocks instruction by instruction (each block starts at its address and
+# has as many instructions, all before its end), with no "(no code)" line:
+# the code was read from the right program.
+check_insns() {
+	local title=$1 name=$2 bad
+	"$PTDUMP" --insn-trace "$name.data" >"$name.insn" 2>"$name.insn.err"
+	bad=$(awk -F'\t' '
+	FNR == NR { if ($0 ~ /^B /) { split($0, b, " "); t = b[2]; n[t]++
+			s[t, n[t]] = b[3]; e[t, n[t]] = b[4]; c[t, n[t]] = b[5] }
+		next }
+	index($0, "\t") == 0 { next }
+	{
+		split($1, f, " "); t = f[2]; a = f[4]
+		if ($2 == "(no code)") { print "no code at " a; exit }
+		if (!k[t]) { i[t]++; if (a != s[t, i[t]]) { print "block " i[t] " starts at " a ", truth " s[t, i[t]]; exit } }
+		k[t]++
+		if (sprintf("%16s", a) >= sprintf("%16s", e[t, i[t]])) { print "block " i[t] " runs on to " a ", truth ends before " e[t, i[t]]; exit }
+		if (k[t] == c[t, i[t]]) k[t] = 0
+		lines++
+	}
+	END { for (t in n) if (i[t] != n[t] || k[t]) print "thread " t ": " i[t] " of " n[t] " blocks decoded" }
+	' "$name.truth" "$name.insn")
+	if [ -s "$name.insn.err" ] || [ -n "$bad" ]; then
+		t_fail "$title" "$bad $(head -n 3 "$name.insn.err")"
+	else
+		t_pass "$title ($(grep -c $'\t' "$name.insn") instructions)"
+	fi
+}
+
+if part exec; then
+	n=envexec
+	record "$n" "intel_pt//u" -- env true
+	if [ "$rec_status" = 0 ] && expect "$n"; then
+		check_calls "env true: --call-trace = truth" "$n"
+		check_insns "env true: --insn-trace = truth, the code before the exec is env's" "$n"
+		# Lines before the exec's time are env's, lines after it true's.
+		tx=$(awk '/ COMM +true \(exec\)/ { print $1; exit }' "$n.sb")
+		got=$(awk -v tx="$tx" 'index($0, "\t") {
+			split($0, f, " "); sub(/:$/, "", f[3])
+			if (f[3] + 0 < tx + 0) b[f[1]]++; else if (f[3] + 0 > tx + 0) a[f[1]]++ }
+			END { for (c in b) printf "before %s;", c; for (c in a) printf "after %s;", c }' "$n.insn")
+		t_eq "env true: lines named env before the exec at $tx, true after it" \
+			"before env;after true;" "$got"
+		t_match "env true: the first line is env's, at time 0" '^ +env +[0-9]+ +0\.000000000: ' \
+			"$(head -n 1 "$n.insn")"
+	else
+		t_fail "env true: record" "status $rec_status $(cat "$n.rec.err" "$n.dt.err" 2>/dev/null | head -n 5)"
+	fi
+fi
+
+# ---- 1c. time ranges: --time keeps exactly the lines in the range, time 0 too ----
+
+# check_time NAME RANGE: ptdump --call-trace --time RANGE prints the lines of
+# the whole call trace whose times are in RANGE (as seconds, either side
+# may be empty), and at least one.
+check_time() {
+	local n=$1 range=$2 lo hi
+	lo=${range%%,*} hi=${range#*,}
+	"$PTDUMP" --call-trace --time "$range" "$n.data" >"$n.time.out" 2>"$n.time.err"
+	awk -v lo="$lo" -v hi="$hi" 'index($0, "\t") {
+		split($0, f, " "); t = f[3]; sub(/:$/, "", t)
+		if ((lo == "" || t + 0 >= lo + 0) && (hi == "" || t + 0 <= hi + 0)) print }' \
+		"$n.exp.out" >"$n.time.exp"
+	if [ ! -s "$n.time.exp" ]; then
+		t_fail "--time $range: the whole trace has lines in the range"
+	elif cmp -s "$n.time.exp" "$n.time.out" && [ ! -s "$n.time.err" ]; then
+		t_pass "--time $range: the $(wc -l <"$n.time.exp") lines of the whole trace in the range"
+	else
+		t_fail "--time $range: the lines of the whole trace in the range" \
+			"$(wc -l <"$n.time.exp") expected, $(wc -l <"$n.time.out") printed: $(first_diff "$n.time.exp" "$n.time.out") $(head -n 3 "$n.time.err")"
+	fi
+}
+
+if part exec && [ -s envexec.exp.out ]; then
+	check_time envexec ,0.0000001
+	check_time envexec ,0.0001
+	check_time envexec 0.0001,
+	check_time envexec 0.00005,0.0002
+fi
+
+# ---- 1d. --stats: streams by first trace time then thread; --tid keeps one ----
+
+if part views; then
+	n=stats-threads
+	record "$n" "intel_pt//u" -- "$PROGS/threads" 50
+	"$PTDUMP" --sideband "$n.data" >"$n.sb" 2>/dev/null
+	# first ITRACE_START or AUX of each thread, by time then tid
+	want=$(awk '$4 == "ITRACE_START" || $4 == "AUX" { split($3, p, "/"); if (!(p[2] in s)) { s[p[2]] = 1; print $1, p[2] } }' "$n.sb" |
+		sort -k1,1n -k2,2n | awk '{ printf "%s ", $2 }')
+	"$PTDUMP" --stats "$n.data" >"$n.stats" 2>&1
+	t_match "--stats: five threads" '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+ $' "$want"
+	t_eq "--stats: file streams by first trace time, then tid" "$want" \
+		"$(awk '$1 == "tid" { printf "%s ", $2 }' "$n.stats")"
+	t_eq "--stats: decoded streams by first trace time, then tid" "$want" \
+		"$(awk '$1 == "stream" && $2 == "tid" { sub(/:$/, "", $3); printf "%s ", $3 }' "$n.stats")"
+	tid=$(echo "$want" | cut -d' ' -f3)
+	"$PTDUMP" --stats --tid "$tid" "$n.data" >"$n.stats1" 2>&1
+	t_eq "--stats --tid $tid: that thread's streams only" "tid $tid;stream tid $tid:;total: 1 streams," \
+		"$(awk '$1 == "tid" { printf "tid %s;", $2 } $1 == "stream" && $2 == "tid" { printf "stream tid %s;", $3 }
+			$1 == "total:" { printf "total: %s %s", $2, $3 }' "$n.stats1")"
+fi
+
+# --symbol selects by where the code runs: entered by a call or by a jump
+# (printf@plt jumps into printf, through the lazy-binding resolver the first
+# time), NAME or a glob. The expected lines come from the unfiltered call
+# trace: those below a line that enters printf@plt, down to the next line no
+# deeper than it.
+under() {
+	awk -v re="$1" 'BEGIN { FS = "\t" }
+	index($0, "\t") == 0 { next }
+	{ n = $2; sub(/^ */, "", n); d = length($2) - length(n); sub(/ +$/, "", n) }
+	on && d <= base { on = 0 }
+	on { print }
+	!on && n ~ re { on = 1; base = d; print }' "$2" | strip_indent
+}
+if part views; then
+	n=sym
+	record "$n" "intel_pt//u" -- "$PROGS/calls" 2
+	"$PTDUMP" --call-trace "$n.data" >"$n.all" 2>/dev/null
+	plt=$(under '^printf@plt$' "$n.all")
+	t_match "the unfiltered trace calls printf@plt and more under it" $'\n.*\n' "$plt"
+	t_run "--symbol 'printf*' (a glob): exit 0" 0 "$PTDUMP" --call-trace --symbol 'printf*' "$n.data"
+	t_eq "--symbol 'printf*': printf@plt and everything under it" "$plt" "$(strip_indent <<<"$out")"
+	t_run "--symbol printf (entered by a jump): exit 0" 0 "$PTDUMP" --call-trace --symbol printf "$n.data"
+	got=$(strip_indent <<<"$out")
+	k=$(grep -c . <<<"$got")
+	t_match "--symbol printf: calls under printf are shown ($k lines)" '^[1-9]' "$k"
+	t_eq "--symbol printf: the end of what runs under printf@plt (after the resolver)" \
+		"$(tail -n "$k" <<<"$plt")" "$got"
+	t_run "--symbol of a function that never ran: exit 3" 3 "$PTDUMP" --call-trace --symbol abort "$n.data"
+	t_match "--symbol abort: says it never ran" 'symbol abort: the function never ran' "$err"
+	t_run "--symbol of no function: exit 1" 1 "$PTDUMP" --call-trace --symbol 'no_such_fn*' "$n.data"
+	t_match "--symbol 'no_such_fn*': says no function matches" 'no function of that name' "$err"
+fi
+
 # ---- 2. pause/resume windows: only the windows appear ----
 
 WIN=$PROGS/window
@@ -204,7 +262,13 @@ part windows && for c in "default:" "noretcomp:noretcomp," "timing:tsc,mtc,cyc,"
 		"uprobe:$WIN:window_fn/aux-action=resume,name=enter/" \
 		"uretprobe:$WIN:window_fn/aux-action=pause,name=leave/" -- "$WIN" 5
 	if [ "$rec_status" = 0 ] && expect "$n"; then
-		check_calls "uprobe window ($cname): --call-trace = truth" "$n"
+		# window_fn calls nothing: the call trace is empty, as the truth's
+		# (the trigger samples are its only lines).
+		"$PTDUMP" --call-trace "$n.data" >"$n.exp.out" 2>&1
+		t_eq "uprobe window ($cname): --call-trace has no call line, as the truth" \
+			"$(cat "$n.exp")" "$(norm <"$n.exp.out")"
+		t_eq "uprobe window ($cname): --call-trace shows the ten trigger samples" 10 \
+			"$(grep -c -- ' -- \(pause\|resume\) trigger ' "$n.exp.out")"
 		check_calls "uprobe window ($cname): --call-ret-trace = truth" "$n" 1
 		got=$(cut -f3 "$n.expr.got" | sed 's/^ *//' | sort | uniq -c | awk '{ printf "%s %s;", $1, $2 }')
 		begins=$(awk -F'\t' '$2 == "tr strt"' "$n.expr.got" | cut -f3 | sed 's/^ *//' | sort | uniq -c | tr -s ' ')
@@ -286,7 +350,7 @@ segments() {
 	awk -v ret=1 'BEGIN { FS = "\t"; ns = 0 }
 	function strip(l) { sub(/\t +/, "\t", l); sub(/\t +/, "\t", l); return l }
 	NR == FNR { e[NR] = $0; es[NR] = strip($0); ne = NR; next }
-	/instruction trace error|trace data lost|trace buffer overflow/ { ns++; next }
+	/instruction trace error|^\[gap: |trace buffer overflow/ { ns++; next }
 	index($0, "\t") == 0 { next }
 	{
 		left = $1; right = $2
@@ -435,7 +499,7 @@ if part damage; then
 		t_run "cut: ptdump decodes, exit 0" 0 "$PTDUMP" --call-ret-trace cut.data
 		printf '%s\n' "$out" >cut.out
 		t_match "cut: the gap is reported at its offset with its size" \
-			"trace data lost at offset $(printf '%#x' "$at") .*: 4096 bytes missing" "$out"
+			"^\\[gap: 4,096 bytes of trace lost, [0-9.]+-[0-9.]+\\] at offset $(printf '%#x' "$at") " "$out"
 		check_resync "cut: decoding resyncs, the rest matches the truth" dmg.expr cut.out
 
 		# 3c. a chunk damaged in the file: its checksum fails, the reader skips it
@@ -447,7 +511,7 @@ if part damage; then
 		printf '%s\n' "$out" >badchunk.out
 		t_match "bad chunk: warning names the chunk's file offset" "offset $foff: checksum mismatch in AUX chunk" "$err"
 		t_match "bad chunk: the gap is reported at the stream offset" \
-			"trace data lost at offset $(printf '%#x' "$sarg") .*: 4096 bytes missing" "$out"
+			"^\\[gap: 4,096 bytes of trace lost, [0-9.]+-[0-9.]+\\] at offset $(printf '%#x' "$sarg") " "$out"
 		check_resync "bad chunk: the rest matches the truth" dmg.expr badchunk.out
 
 		# 3d. the file cut short in the middle (a crash): decodes up to there
@@ -458,14 +522,19 @@ if part damage; then
 		p=$(lcp dmg.expr short.got)
 		t_eq "cut short: what decodes is a prefix of the truth" "$(wc -l <short.got)" "$p"
 		t_match "cut short: most of the first four chunks decode ($p lines)" '^[1-9][0-9]{2,}$' "$p"
+		# ... and cut before the chunks that describe the recording: said so
+		head -c 300 split.data >tiny.data
+		t_run "cut at 300 bytes: refused" 1 "$PTDUMP" --call-trace tiny.data
+		t_match "cut at 300 bytes: says the file was cut short, not ENOENT" \
+			'cut short after [0-9]+ bytes, before the chunks that describe the recording' "$err"
 	fi
 
 	# 3e. a missing image: libc's code is neither in the file nor on disk
-	# (the binaries are looked up under --symfs, which holds the program and
-	# the loader only). With a PSB every 2 KiB the decoder finds its feet
-	# again in the program between its calls into libc. What the truth
-	# names inside libc, ptdump cannot name: decode_truth -m shows those
-	# addresses as numbers too.
+	# (the binaries are looked up under --symfs, which holds the program,
+	# the loader and the loader's debug file). With a PSB every 2 KiB the
+	# decoder finds its feet again in the program between its calls into
+	# libc. What the truth names inside libc, ptdump cannot name: decode_truth
+	# -m shows those addresses as libc.so.6+0xOFF too.
 	n=img
 	record "$n" "intel_pt/psb_period=0/u" -- "$PROGS/loop" 3
 	LIBC= LDSO=
@@ -482,6 +551,14 @@ if part damage; then
 		mkdir -p "symfs$(dirname "$PROGS/loop")" "symfs$(dirname "$LDSO")"
 		cp "$PROGS/loop" "symfs$PROGS/loop"
 		cp "$LDSO" "symfs$LDSO"
+		# and the loader's separate debug file, where the system has one
+		# (the truth names the loader's functions from it, as perf does)
+		bid=$(readelf -n "$LDSO" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+		dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+		if [ -n "$bid" ] && [ -f "$dbg" ]; then
+			mkdir -p "symfs${dbg%/*}"
+			cp "$dbg" "symfs$dbg"
+		fi
 		t_run "missing image: rewrite without libc's image" 0 ./decode_damage rewrite img.data noimg.data --drop-image "$LIBC"
 		t_run "missing image: ptdump decodes, exit 0" 0 "$PTDUMP" --call-ret-trace --symfs symfs noimg.data
 		printf '%s\n' "$out" >noimg.out
@@ -513,6 +590,166 @@ if part damage; then
 	t_run "by reference, file gone: ptdump decodes, exit 0" 0 "$PTDUMP" --call-trace ref.data
 	t_match "by reference, file gone: decode error with offset" 'trace error at offset 0x[0-9a-f]+ .*no code image' "$out"
 	t_match "by reference, file gone: ptdump says the file is missing" 'ref/calls' "$err"
+fi
+
+# ---- 3g. random damage: 20 truncations and 20 corruptions ----
+
+# The chunk layout, read from the chunk headers as ptrec-file(5) describes
+# them (not through the project's reader): one line per chunk "offset type
+# stored_len raw_len arg" (type 5 is AUX).
+chunk_layout() {
+	local f=$1 off=32 size magic typ stored raw lo hi
+	size=$(stat -c %s "$f")
+	while [ $((off + 40)) -le "$size" ]; do
+		read -r magic typ stored raw lo hi <<<"$(od -An -tu4 -j "$off" -N 32 "$f" |
+			tr -s ' \n' ' ' | awk '{ print $1, $2 % 65536, $4, $3, $7, $8 }')"
+		[ "$magic" = 1263027115 ] || break # 0x4B4843AB
+		echo "$off $typ $stored $raw $((lo + hi * 4294967296))"
+		off=$((off + 40 + (stored + 7) / 8 * 8))
+	done
+}
+commas() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
+# secs TEXT: "12.345678901" -> nanoseconds
+secs() { local a=${1%%.*} b=${1#*.}; echo $((a * 1000000000 + 10#$b)); }
+rnd() { echo $(((RANDOM << 15 | RANDOM) % $1)); }
+
+# check_damaged TITLE FILE GAP_BYTES GAP_OFFSET [trailing]: FILE decodes with
+# one gap of GAP_BYTES at stream offset GAP_OFFSET (none when GAP_BYTES is
+# 0), and everything else as in the intact file: the lines before the gap
+# are the intact decode's first lines, those after it its last lines (call
+# depth aside: the calls before a resync are unknown).
+check_damaged() {
+	local title=$1 f=$2 bytes=$3 goff=$4 trailing=${5:-} rc ng gl n1 n2 nfull why=
+	# The trace after a gap up to the next PSB cannot be decoded (Intel PT
+	# syncs at a PSB only): when the rest of the stream has none, ptdump says so.
+	local nopsb='^ instruction trace error at offset .*: no PSB in [0-9]* bytes of trace: nothing to decode$'
+	"$PTDUMP" --call-trace "$f" >"$f.out" 2>"$f.err"
+	grep -v "$nopsb" "$f.out" >"$f.calls"
+	mv "$f.calls" "$f.out"
+	rc=$?
+	"$PTDUMP" --stats "$f" >"$f.stats" 2>/dev/null
+	ng=$(grep -c '^\[gap: ' "$f.out")
+	gl=$(grep -m1 '^\[gap: ' "$f.out")
+	nfull=$(wc -l <random.intact)
+	if [ "$rc" != 0 ]; then
+		why="ptdump exited with status $rc: $(head -n 3 "$f.err")"
+	elif grep -v $'\t' "$f.out" | grep -qv '^\[gap: '; then
+		why="lines other than calls and the gap: $(grep -v $'\t' "$f.out" | grep -v '^\[gap: ' | head -n 3)"
+	elif [ "$bytes" = 0 ]; then
+		[ "$ng" = 0 ] || why="a gap where none is known: $gl"
+		grep -q '^gaps: 0 (0 bytes lost)$' "$f.stats" || why="--stats: $(grep '^gaps' "$f.stats")"
+		cmp -s "$f.out" <(head -n "$(wc -l <"$f.out")" random.intact) ||
+			why="the decode is not a prefix of the intact one"
+	elif [ "$ng" != 1 ]; then
+		why="$ng gap lines, expected 1"
+	elif ! grep -q "^gaps: 1 ($bytes bytes lost)$" "$f.stats"; then
+		why="--stats says '$(grep '^gaps' "$f.stats")', expected $bytes bytes lost"
+	elif [[ $(sed 's/, [0-9.?]*-[0-9.?]*\]/]/' <<<"$gl") != "[gap: $(commas "$bytes") bytes of trace lost] at offset $(printf '%#x' "$goff") "* ]]; then
+		why="gap line '$gl', expected $bytes bytes at offset $goff"
+	else
+		n1=$(grep -n -m1 '^\[gap: ' "$f.out" | cut -d: -f1)
+		n1=$((n1 - 1))
+		n2=$(($(wc -l <"$f.out") - n1 - 1))
+		if ! cmp -s <(head -n "$n1" "$f.out") <(head -n "$n1" random.intact); then
+			why="the $n1 lines before the gap differ from the intact decode"
+		elif [ -n "$trailing" ] && [ "$n2" != 0 ]; then
+			why="$n2 lines after a gap at the end of the trace"
+		elif [ "$n2" -gt 0 ] && ! cmp -s <(tail -n "$n2" "$f.out" | strip_indent) \
+			<(tail -n "$n2" random.intact | strip_indent); then
+			why="the $n2 lines after the gap are not the end of the intact decode"
+		elif [ $((n1 + n2)) -ge "$nfull" ]; then
+			why="nothing was lost: $n1 + $n2 lines of $nfull"
+		else
+			# the span: from no earlier than the last line before to no
+			# later than the first line after
+			local span t0 t1 tb ta
+			span=$(sed -n 's/^\[gap: [^]]*, \([0-9.?]*\)-\([0-9.?]*\)\].*/\1 \2/p' <<<"$gl")
+			read -r t0 t1 <<<"$span"
+			tb=$(head -n "$n1" "$f.out" | tail -n 1 | awk '{ sub(/:$/, "", $3); print $3 }')
+			ta=$(tail -n "$n2" "$f.out" | head -n 1 | awk '{ sub(/:$/, "", $3); print $3 }')
+			if [ -z "$span" ] && [ $((n1 + n2)) -gt 0 ]; then
+				why="no time span in '$gl'"
+			elif [ "$n1" -gt 0 ] && { [ "$t0" = "?" ] || [ "$(secs "$t0")" -lt "$(secs "$tb")" ]; }; then
+				why="span starts at $t0, before the last line before the gap ($tb)"
+			elif [ "$n2" -gt 0 ] && { [ "$t1" = "?" ] || [ "$(secs "$t1")" -gt "$(secs "$ta")" ]; }; then
+				why="span ends at $t1, after the first line after the gap ($ta)"
+			fi
+		fi
+	fi
+	if [ -z "$why" ]; then t_pass "$title"; else t_fail "$title" "$why"; fi
+}
+
+if part random; then
+	n=random
+	record "$n" "intel_pt//u" -- "$T_TMP/decode_tiny" 3000
+	if [ "$rec_status" != 0 ] ||
+		! ./decode_damage rewrite random.data random.split --split 2048 --meta-first >/dev/null 2>rw.err ||
+		! "$PTDUMP" --call-trace random.split >random.intact 2>random.intact.err ||
+		[ -s random.intact.err ]; then
+		t_fail "random damage: base recording" "status $rec_status $(cat "$n.rec.err" rw.err random.intact.err 2>/dev/null | head -n 5)"
+	else
+		chunk_layout random.split >layout
+		mapfile -t AUX < <(awk '$2 == 5' layout)
+		FSIZE=$(stat -c %s random.split)
+		t_eq "random damage: the layout read from the headers ends at the file's end" \
+			"$FSIZE" "$(tail -n 1 layout | awk '{ print $1 + 40 + int(($3 + 7) / 8) * 8 }')"
+		naux=${#AUX[@]}
+		read -r first_aux _ <<<"${AUX[0]}"
+		RANDOM=2020
+		for i in $(seq 1 20); do
+			k=$(rnd "$naux")
+			read -r off _ stored raw arg <<<"${AUX[$k]}"
+			# a header may be hit too where holes on both sides tell the size
+			lo=$((off + 40)) span=$((stored - 16))
+			if [ "$k" -gt 0 ] && [ "$k" -lt $((naux - 1)) ]; then lo=$off span=$((stored + 40 - 16)); fi
+			at=$((lo + $(rnd $((span + 1)))))
+			bytes=
+			for _ in $(seq 16); do bytes+=$(printf '\\x%02x' $(rnd 256)); done
+			cp random.split "corrupt$i.data"
+			printf "$bytes" | dd of="corrupt$i.data" bs=1 seek="$at" conv=notrunc 2>/dev/null
+			if cmp -s random.split "corrupt$i.data"; then
+				t_skip "corruption $i" "the random bytes equal the file's"
+				continue
+			fi
+			check_damaged "corruption $i (16 bytes at $at, AUX chunk $k of $naux): one gap of $raw bytes" \
+				"corrupt$i.data" "$raw" "$arg"
+		done
+		for i in $(seq 1 20); do
+			cut=$((first_aux + $(rnd $((FSIZE - first_aux)))))
+			head -c "$cut" random.split >"trunc$i.data"
+			# the chunk the cut falls in: its stream bytes are lost when its
+			# header is whole (else nothing in the file tells of them)
+			read -r off typ _ raw arg <<<"$(awk -v c="$cut" '$1 <= c { l = $0 } END { print l }' layout)"
+			if [ "$cut" -lt $((first_aux + 40)) ]; then
+				# not one whole trace chunk header: nothing to decode, said so
+				t_run "truncation $i at $cut (in the first trace chunk's header): no trace, exit 3" 3 \
+					"$PTDUMP" --call-trace "trunc$i.data"
+				t_match "truncation $i: says there is no trace" 'no trace data' "$err"
+			elif [ "$typ" = 5 ] && [ $((off + 40)) -le "$cut" ]; then
+				check_damaged "truncation $i at $cut (inside AUX chunk at $off): a gap of $raw bytes at the end" \
+					"trunc$i.data" "$raw" "$arg" trailing
+			else
+				check_damaged "truncation $i at $cut (type $typ chunk header at $off cut): no gap known" \
+					"trunc$i.data" 0 0
+			fi
+			# --info says up to what time the trace is intact: the last TSC
+			# packet that --packets lists, converted as perf does
+			info=$("$PTDUMP" --info "trunc$i.data" 2>/dev/null)
+			tsc=$("$PTDUMP" --packets "trunc$i.data" 2>/dev/null | awk '$2 == "tsc" { t = $3 } END { print t }')
+			read -r _ _ shift _ mult _ zero rest <<<"$(grep '^time:' <<<"$info")"
+			if [ -z "$tsc" ]; then
+				want="up to an unknown time"
+			else
+				tsc=$((16#$tsc))
+				if [[ $rest == *"no TSC conversion"* ]] || [ "$mult" = 0 ]; then t=$tsc; else
+					t=$((zero + (tsc >> shift) * mult + (((tsc & ((1 << shift) - 1)) * mult) >> shift)))
+				fi
+				want=$(printf 'trace up to time %d.%09d ' $((t / 1000000000)) $((t % 1000000000)))
+			fi
+			t_match "truncation $i: --info says up to what time the trace is intact" \
+				"^intact: +$want" "$(grep '^intact:' <<<"$info")"
+		done
+	fi
 fi
 
 # ---- 4. a closed pipe ends ptdump quietly ----

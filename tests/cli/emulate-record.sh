@@ -60,13 +60,34 @@ UNAME=$(command -v uname)
 LIBC=$(ldd "$UNAME" | awk '/libc\.so/ { print $3; exit }')
 t_run "setlocale window" 0 "$PTREC" record --emulate -q -o sl.data -e pt/aux-action=start-paused/u \
 	-e "uprobe:$LIBC:setlocale/aux-action=resume,name=in/" -e "uretprobe:$LIBC:setlocale/aux-action=pause,name=out/" -- "$UNAME"
-ct=$("$PTDUMP" --call-trace sl.data)
+# (the trace begins and ends that name them are lines of --call-ret-trace)
+ct=$("$PTDUMP" --call-ret-trace sl.data)
 t_eq "window: one resume named" 1 "$(grep -c '(resumed by in)' <<<"$ct")"
 t_eq "window: one pause named" 1 "$(grep -c '(paused by out)' <<<"$ct")"
 t_match "window: starts in setlocale" '^ .*\)\s+setlocale  \(resumed by in\)' "$(grep -v -- '-- resume trigger' <<<"$ct" | head -n1)"
 st=$("$PTDUMP" --stats sl.data)
 t_match "window: one paused period" '^paused periods: 1$' "$st"
 t_match "window: syscalls inside it are counted as syscalls" '^syscalls: [1-9]' "$st"
+
+# ptdump: options the chosen view does nothing with are named, once each.
+t_run "--srcline with --call-trace" 0 "$PTDUMP" --call-trace --srcline c.data
+t_match "--srcline with --call-trace: warned" 'warning: --srcline does nothing with --call-trace' "$err"
+t_run "--symbol with --packets" 0 "$PTDUMP" --packets --symbol main c.data
+t_match "--symbol with --packets: warned" 'warning: --symbol does nothing with --packets' "$err"
+t_run "--time with --info" 0 "$PTDUMP" --info --time 0,1 c.data
+t_match "--time with --info: warned" 'warning: --time does nothing with --info' "$err"
+t_run "--srcline with --insn-trace" 0 "$PTDUMP" --insn-trace --srcline --symbol main c.data
+t_nomatch "--srcline and --symbol with --insn-trace: no warning" 'warning' "$err"
+t_run "-q: no warning" 0 "$PTDUMP" -q --call-trace --srcline c.data
+t_nomatch "-q: no warning about --srcline" 'srcline' "$err"
+# Conversions into the wrong kind of target: what is wrong and what to do.
+mkdir outdir
+t_run "--to-perf-data into a directory" 1 "$PTDUMP" --to-perf-data outdir c.data
+t_match "--to-perf-data into a directory: says so" '^ptdump: error: --to-perf-data outdir: that is a directory' "$err"
+t_match "--to-perf-data into a directory: hint names a file in it" 'hint: .*--to-perf-data outdir/perf\.data' "$err"
+t_nomatch "--to-perf-data into a directory: not blamed on the input" 'c\.data:' "$err"
+t_run "--to-raw onto a file" 1 "$PTDUMP" --to-raw c.truth c.data
+t_match "--to-raw onto a file: says so" 'to-raw c\.truth: that is a file' "$err"
 
 # Errors.
 t_run "k modifier refused" 2 "$PTREC" record --emulate -e intel_pt//k -o x.data -- "$progs/calls"
@@ -79,9 +100,25 @@ t_run "not an x86-64 or aarch64 program" 1 "$PTREC" record --emulate -o x.data -
 t_match "not x86-64: says so" 'x86-64' "$err"
 t_run "missing qemu" 1 "$PTREC" record --emulate --qemu /nonexistent/qemu -o x.data -- "$progs/calls"
 t_match "missing qemu: names it" '/nonexistent/qemu' "$err"
+t_run "not a qemu" 1 "$PTREC" record --emulate --qemu /bin/false -o x.data -- "$progs/calls"
+t_match "not a qemu: says how it ended and what is needed" \
+	'/bin/false ended \(exit status 1\) without loading it: .*QEMU 7.2' "$err"
+t_nomatch "not a qemu: points at no message that is not there" "see QEMU's message above" "$err"
+t_run "uprobe on a function that is not there" 2 "$PTREC" record --emulate -e "uprobe:$progs/calls:zzqqxxnothere" -o x.data -- "$progs/calls"
+t_match "... the hint lists static functions too (nm without -D)" 'nm --defined-only' "$err"
 PTREC_PLUGIN=/nonexistent/p.so t_run "missing plugin" 1 "$PTREC" record --emulate -o x.data -- "$progs/calls"
 t_match "missing plugin: names it" '/nonexistent/p.so' "$err"
 t_run "attach refused under --emulate" 1 "$PTREC" record --emulate -p 1 -o x.data
 t_match "attach refused: says why" 'trace hardware' "$err"
+t_run "-a without a workload refused under --emulate" 1 "$PTREC" record --emulate -a -o a.data
+t_match "-a refused: says why" 'trace hardware' "$err"
+t_eq "-a refused: nothing written" no "$([ -e a.data ] && echo yes || echo no)"
+t_run "-C without a workload refused under --emulate" 1 "$PTREC" record --emulate -C 0 -o a.data
+t_match "-C refused: says why" '-C without one, need trace hardware' "$err"
+t_run "-o with an option for its name" 2 "$PTREC" record --emulate -o -- -- "$progs/calls"
+t_match "-o --: says why" "'--' looks like an option" "$err"
+t_eq "-o --: no file named --" no "$([ -e ./-- ] && echo yes || echo no)"
+t_run "unknown option" 2 "$PTREC" record --emulate --bogus -- "$progs/calls"
+t_match "unknown option: named by ptrec record" "^ptrec record: unrecognized option '--bogus'" "$err"
 t_run "trigger the tracer cannot carry out" 2 "$PTREC" record --emulate -e intel_pt//u -e cpu-clock/aux-action=pause,period=1000/ -o x.data -- "$progs/calls"
 t_done

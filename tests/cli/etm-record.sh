@@ -39,6 +39,6 @@ t_run "window: record" 0 "$PTREC" record --emulate -q -o w.data --emulate-truth 
 	-e "uretprobe:$progs/window:window_fn/aux-action=pause/" -- "$progs/window"
 t_run "window: --ranges" 0 "$PTDUMP" --ranges w.data
 t_eq "window: ranges equal the truth" "$(truth_runs w.truth | md5sum)" "$(dump_runs <<<"$out" | md5sum)"
-t_run "window: call trace" 0 "$PTDUMP" --call-trace w.data
+t_run "window: call-ret trace" 0 "$PTDUMP" --call-ret-trace w.data
 t_match "window: resumed by the uprobe" 'resumed by uprobe:' "$out"
 t_done

@@ -89,6 +89,33 @@ else
 	t_skip "uprobe on libc" "no libc path or no uprobe PMU"
 fi
 
+# ---- kernel function probes ----
+kf=$(awk '$2 ~ /^[tT]$/ && $3 == "__x64_sys_newuname" { print $3; exit }' /proc/kallsyms 2>/dev/null)
+if [ -n "$kf" ]; then
+	t_run "kprobe on a kernel function" 0 "$PTREC" list -e "kprobe:$kf+8"
+	t_match "kprobe: the function and offset" "kprobe at $kf\+8: a tracefs kprobe event" "$out"
+	t_run "kretprobe on a kernel function" 0 "$PTREC" list -e "kretprobe:$kf"
+	t_match "kretprobe: the function" "kretprobe of $kf\+0" "$out"
+	t_run "kprobe: no such kernel function" 2 "$PTREC" list -e 'kprobe:no_such_function_at_all'
+	t_match "kprobe: the message names kallsyms" "no kernel function no_such_function_at_all in /proc/kallsyms" "$err"
+	t_run "kretprobe with an offset" 2 "$PTREC" list -e "kretprobe:$kf+4"
+	t_match "kretprobe with an offset: the message" "a kretprobe takes no offset" "$err"
+	t_run "kprobe under the user-mode tracer" 2 "$PTREC" list --emulate -e "{intel_pt//u,kprobe:$kf/aux-action=resume/}"
+	t_match "kprobe under the user-mode tracer: the hint" "emulate=system" "$err"
+	tfs=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
+	if [ -n "$tfs" ] && [ ! -e "$tfs/kprobe_events" ]; then
+		t_run "kprobe without kprobe_events" 1 "$PTREC" record -q -o kp.data -e "kprobe:$kf" -- true
+		t_match "kprobe without kprobe_events: the hint" "CONFIG_KPROBE_EVENTS" "$err"
+	elif [ -n "$tfs" ] && [ "$(id -u)" = 0 ]; then
+		# One uname(1) makes one uname(2): one sample, and no probe left behind.
+		t_run "kprobe records" 0 "$PTREC" record -q -o kp.data -e "kprobe:$kf" -- uname
+		t_eq "kprobe: one sample per uname(2)" 1 "$("$PTDUMP" --sideband kp.data | grep -c SAMPLE)"
+		t_eq "kprobe: the tracefs event is removed" 0 "$(grep -c ptrec_ "$tfs/kprobe_events")"
+	fi
+else
+	t_skip "kernel function probes" "no __x64_sys_newuname in /proc/kallsyms"
+fi
+
 # ---- exact diagnostics ----
 # No tracer on this machine (a VM): the message names what exists.
 if [ ! -e /sys/bus/event_source/devices/intel_pt ] && [ ! -e /sys/bus/event_source/devices/cs_etm ]; then
@@ -96,15 +123,31 @@ if [ ! -e /sys/bus/event_source/devices/intel_pt ] && [ ! -e /sys/bus/event_sour
 	t_eq "no intel_pt message" "ptrec: error: bad event: no intel_pt PMU on this machine
   intel_pt//u
   ^
-  hint: AUX-capable PMUs here: none; see 'ptrec check', or record with --emulate" "$err"
+  hint: AUX-capable PMUs here: none; see 'ptrec check', or check the spec for the software tracer with 'ptrec list --emulate -e SPEC'" "$err"
 fi
 t_run "bare: no intel_pt" 2 env PTREC_SYSROOT="$fx_bare" "$PTREC" list -e 'cycles,{intel_pt/aux-start-paused/k,cycles}'
 t_eq "bare: caret at column 8" "ptrec: error: bad event: no intel_pt PMU on this machine
   cycles,{intel_pt/aux-start-paused/k,cycles}
           ^
-  hint: AUX-capable PMUs here: none; see 'ptrec check', or record with --emulate" "$err"
+  hint: AUX-capable PMUs here: none; see 'ptrec check', or check the spec for the software tracer with 'ptrec list --emulate -e SPEC'" "$err"
+
+# An overlong spec: about 100 columns around the caret, not the whole text twice.
+long="intel_pt/$(printf 'a%.0s' $(seq 1 5000))=1/u"
+t_run "long spec: refused" 2 "$PTREC" list --emulate -e "$long"
+t_eq "long spec: three lines of context and a hint" 4 "$(printf '%s\n' "$err" | wc -l)"
+t_eq "long spec: no line much wider than 100 columns" 0 \
+	"$(printf '%s\n' "$err" | sed 1d | awk 'length($0) > 120' | wc -l)"
+t_match "long spec: the cut marked" '^  intel_pt/a+\.\.\.$' "$(printf '%s\n' "$err" | sed -n 2p)"
+t_match "long spec: the caret under the term" '^ {11}\^$' "$(printf '%s\n' "$err" | sed -n 3p)"
 
 export PTREC_SYSROOT=$fx
+# An error far into a long spec: the window follows the caret.
+long="$(printf 'cycles,%.0s' $(seq 1 100))bogus_ev"
+t_run "long spec, late error: refused" 2 "$PTREC" list -e "$long"
+line=$(printf '%s\n' "$err" | sed -n 2p) caret=$(printf '%s\n' "$err" | sed -n 3p)
+t_match "long spec, late error: starts with ..." '^  \.\.\.' "$line"
+t_eq "long spec, late error: the caret under the bad event" "bogus_ev" \
+	"$(printf '%s' "${line:$((${#caret} - 1))}" | cut -c1-8)"
 t_run "range error" 2 "$PTREC" list -e 'intel_pt/psb_period=16/'
 t_eq "range error text" "ptrec: error: bad event: value 16 is out of range for psb_period (4 bits: 0..15)
   intel_pt/psb_period=16/
@@ -164,6 +207,13 @@ t_match "no tracefs: tracepoint message" "tracefs is not mounted, so tracepoint 
 t_run "emulate names pmus" 0 "$PTREC" list --emulate --names pmus
 t_match "emulate lists intel_pt" "^intel_pt$" "$out"
 t_match "emulate lists pt" "^pt$" "$out"
+t_match "emulate lists the software cs_etm" "^cs_etm$" "$out"
+t_run "emulate sysfs cs_etm" 0 "$PTREC" list --emulate --sysfs cs_etm
+t_eq "emulate cs_etm: the kernel's terms the ETMv4 tracer implements" "type 2113929218
+nr_addr_filters 0
+format/contextid1 config:14
+format/contextid config:14
+format/timestamp config:28" "$out"
 t_run "emulate sysfs" 0 "$PTREC" list --emulate --sysfs intel_pt
 t_match "emulate format" "^format/psb_period config:24-27$" "$out"
 t_match "emulate caps" "^caps/ptwrite 0$" "$out"

@@ -14,15 +14,7 @@
 # parent ids (replaced by TID and PPID, with the spaces around them made
 # one, since their padding depends on the number of digits), the temporary
 # directory, the wall-clock duration and date, host and kernel in --info.
-TOP=$(cd "$(dirname "$0")/../.." && pwd)
-B=${B:-build}
-case $B in /*) BD=$B ;; *) BD=$TOP/$B ;; esac
-PTREC=${PTREC:-$BD/ptrec}
-PTDUMP=${PTDUMP:-$BD/ptdump}
-case $PTREC in /*) ;; *) PTREC=$PWD/$PTREC ;; esac
-case $PTDUMP in /*) ;; *) PTDUMP=$PWD/$PTDUMP ;; esac
-. "$(dirname "$0")/lib.sh"
-export PTREC_PLUGIN=${PTREC_PLUGIN:-$BD/ptrec-emu.so}
+. "$(dirname "$0")/src/paths.sh"
 GOLDEN=$TOP/tests/golden
 UPDATE=${UPDATE:-0}
 

@@ -122,12 +122,16 @@ t_match "info: pipe form" 'pipe form' "$("$PTDUMP" --info tp.pipe)"
 [ -d thr.data ] && t_match "info: directory" 'threads layout, [0-9]+ data files' \
 	"$("$PTDUMP" --info thr.data)"
 
-# 4. every view runs on perf.data (no AUX trace: nothing to decode, said once)
-for v in --call-trace --call-ret-trace --insn-trace --branches --events --stats; do
-	t_run "view $v on perf.data" 0 "$PTDUMP" "$v" clk.data
+# 4. every view runs on perf.data. No AUX trace: the decoded views have
+#    nothing to show, say why, and exit 3 (ptdump(1), EXIT STATUS); --stats
+#    describes the file.
+for v in --call-trace --call-ret-trace --insn-trace --branches --events; do
+	t_run "view $v on perf.data: empty, exit 3" 3 "$PTDUMP" "$v" clk.data
+	t_match "view $v on perf.data: says there is no trace" 'no trace data: .*see --sideband' "$err"
 done
+t_run "view --stats on perf.data" 0 "$PTDUMP" --stats clk.data
 t_match "no-trace note" 'no AUX area trace' "$err"
-t_run "quiet: no notes" 0 "$PTDUMP" -q --call-trace clk.data
+t_run "quiet: no notes" 0 "$PTDUMP" -q --stats clk.data
 t_eq "quiet: stderr empty" "" "$err"
 
 # 5. filters on perf.data

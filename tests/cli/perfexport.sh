@@ -18,9 +18,11 @@
 #  - ptdump names indirect jumps "ind jmp", perf "jmp"; ptdump prints
 #    trigger samples ("-- resume by ...") in its branch view, perf prints
 #    them as events of their own (not branches).
-#  - perf's --call-trace shows calls and trace ends only, ptdump's also trace
-#    begins: calls are compared (with perf's flags column, -F +flags, and
-#    ptdump --call-ret-trace, whose call lines are its --call-trace lines).
+#  - perf's --call-trace shows calls and trace ends (a syscall is one), ptdump's
+#    calls and one "[syscall]" line a syscall: calls are compared (with
+#    perf's flags column, -F +flags, and ptdump --call-ret-trace, whose call
+#    lines are its --call-trace lines), and the line counts of a real
+#    program's call traces.
 #  - PLT stubs: perf 6.1 names them wrongly or not at all ("@plt" for every
 #    entry of libc's mixed IRELATIVE/JUMP_SLOT .plt, "_init" for the first
 #    entry of a small .plt, nothing for .plt.got); ptdump agrees with objdump.
@@ -57,55 +59,8 @@ to_perf() {
 	fi
 }
 
-# perf script --itrace=b -F tid,flags,ip,addr -> tid|kind|from|to
-norm_perf_br() {
-	awk '{ n = 0; for (i = 1; i <= NF; i++) if ($i == "=>") n = i;
-	       if (!n) next; k = $2; for (i = 3; i < n - 1; i++) k = k " " $i;
-	       if (k == "tr end async") k = "tr end";
-	       printf "%s|%s|%s|%s\n", $1, k, $(n - 1), $(n + 1) }'
-}
-# ptdump --branches -> the same (a syscall pairs with its thread's next tr end)
-norm_ptdump_br() {
-	awk 'function flush(t) { if (t in pend) { print t "|syscall|" pend[t] "|0"; delete pend[t] } }
-	     { for (i = 1; i <= NF; i++) if ($i ~ /:$/) break; tid = $(i - 1); k = $(i + 1); j = i + 2;
-	       if (k == "tr" || k == "ind" || k == "hw" || k == "tx") { k = k " " $(i + 2); j++ }
-	       from = $j; to = ""; for (m = j; m <= NF; m++) if ($m == "=>") to = $(m + 1);
-	       if (k == "--") next;
-	       if (k == "ind jmp") k = "jmp";
-	       if (k == "tr end" && (tid in pend) && pend[tid] == from) {
-		       print tid "|tr end syscall|" from "|0"; delete pend[tid]; next }
-	       flush(tid);
-	       if (k == "tr strt") { print tid "|tr strt|0|" from; next }
-	       if (k == "tr end") { print tid "|tr end|" from "|0"; next }
-	       if (k == "syscall" && to == "0") { pend[tid] = from; next }
-	       print tid "|" k "|" from "|" to }
-	     END { for (t in pend) print t "|syscall|" pend[t] "|0" }'
-}
-# call-trace lines with a flags column -> flags|tid|binary|indent+name
-norm_calls() {
-	sed -nE 's/^ *[^ ]+ +([0-9]+) +(\[[-0-9]+\] +)?[0-9.]+: +([a-z][a-z ]*[a-z]) +\((.*[^ ]) *\)\t(.*[^ ]) *$/\3|\1|\4|\5/p;
-		 s/^ *[^ ]+ +([0-9]+) +(\[[-0-9]+\] +)?[0-9.]+: +([a-z][a-z ]*[a-z]) +\((.*[^ ]) *\)\t *$/\3|\1|\4|/p'
-}
-# call-trace lines without flags -> tid|binary|indent+name
-norm_calls_noflags() {
-	sed -nE 's/^ *[^ ]+ +([0-9]+) +(\[[-0-9]+\] +)?[0-9.]+: +\((.*[^ ]) *\)\t(.*[^ ]) *$/\1|\3|\4/p'
-}
-# Regroups lines by thread (field $1), each thread's lines in their order.
-by_tid() { awk -F'|' -v k="$1" '{print $k "|" NR "|" $0}' | sort -t'|' -k1,1n -k2,2n | cut -d'|' -f3-; }
-# Compares two call lists: depth always, names unless a side names a PLT stub.
-cmp_calls() {
-	awk -F'|' 'NR == FNR { a[FNR] = $0; na = FNR; next }
-	function depth(s,   n, nm) { match(s, /^ */); n = RLENGTH; nm = substr(s, n + 1);
-		if (nm ~ /^[0-9a-f]+$/ && length(nm) < 16) n -= 16 - length(nm); return n / 4 }
-	function name(s) { sub(/^ */, "", s); return s }
-	{ nb = FNR; split(a[FNR], p, "|");
-	  if (p[1] != $1 || p[2] != $2 || p[3] != $3 || depth(p[4]) != depth($4)) { bad++; if (bad <= 5) print "line " FNR ": perf " a[FNR] " / ptdump " $0; next }
-	  if (name(p[4]) ~ /@plt$/ || name($4) ~ /@plt$/) { plt++; next }
-	  if (name(p[4]) != name($4)) { bad++; if (bad <= 5) print "line " FNR ": perf " a[FNR] " / ptdump " $0; next }
-	  same++ }
-	END { if (na != nb) { print "lengths differ: perf " na ", ptdump " nb; bad++ }
-	      printf "%d calls: %d same, %d PLT calls compared by depth, %d differ\n", nb, same, plt, bad; exit bad != 0 }' "$1" "$2"
-}
+# The normalising and comparing helpers (norm_*, by_tid, cmp_calls).
+. "$(dirname "$0")/src/perfcalls.sh"
 
 # peer NAME KNOWN -- RECORD-ARGS...: records, exports and compares.
 # KNOWN non-empty: a difference is a known one (reported as a skip with it).
@@ -134,13 +89,17 @@ peer() {
 		>"$d/perf.ct" 2>>"$d/perf.err"
 	"$PTDUMP" --branches "$d/x.ptrec" 2>/dev/null | norm_ptdump_br | by_tid 1 >"$d/ptdump.brn"
 	norm_perf_br <"$d/perf.br" | by_tid 1 >"$d/perf.brn"
-	"$PTDUMP" --call-ret-trace "$d/x.ptrec" 2>/dev/null | norm_calls >"$d/ptdump.cl"
-	"$PTDUMP" --call-trace "$d/x.ptrec" 2>/dev/null | norm_calls_noflags >"$d/ptdump.ct"
-	norm_calls <"$d/perf.ct" | grep '^call|' | by_tid 2 >"$d/perf.c"
+	"$PTDUMP" --call-ret-trace "$d/x.ptrec" 2>/dev/null | norm_calls | unnamed >"$d/ptdump.cl"
+	"$PTDUMP" --call-trace "$d/x.ptrec" 2>/dev/null | norm_calls_noflags | unnamed >"$d/ptdump.ct"
+	norm_calls <"$d/perf.ct" | unnamed | grep '^call|' | by_tid 2 >"$d/perf.c"
 	grep '^call|' "$d/ptdump.cl" | by_tid 2 >"$d/ptdump.c"
-	# ptdump's own views agree: --call-trace is --call-ret-trace without returns
-	t_eq "$name: ptdump --call-trace = --call-ret-trace without returns" \
-		"$(grep -v '^return|' "$d/ptdump.cl" | cut -d'|' -f2-)" "$(cat "$d/ptdump.ct")"
+	# ptdump's own views agree: --call-trace is --call-ret-trace without
+	# returns and trace begins and ends, and with one line a syscall
+	t_eq "$name: ptdump --call-trace = --call-ret-trace without returns, begins, ends" \
+		"$(grep -v '^\(return\|tr strt\|tr end\)|' "$d/ptdump.cl" | cut -d'|' -f2-)" \
+		"$(grep -v '|  *\(\[+[0-9]*\] \)\?\[syscall\]$' "$d/ptdump.ct")"
+	t_eq "$name: ptdump --call-trace: a [syscall] line for each syscall of --branches" \
+		"$(grep -c '|tr end syscall|' "$d/ptdump.brn")" "$(grep -c '|  *\(\[+[0-9]*\] \)\?\[syscall\]$' "$d/ptdump.ct")"
 	n=$(wc -l <"$d/ptdump.brn")
 	if cmp -s "$d/perf.brn" "$d/ptdump.brn" && [ "$n" -gt 0 ]; then
 		t_pass "$name: branches equal ($n)"
@@ -166,6 +125,32 @@ peer calls-timing "" -- -e pt/cyc,mtc_period=0/u "$P/calls" 1
 peer forkexec "" -- "$P/forkexec" 50
 peer longjmp "" -- "$P/longjmp"
 peer loop "" -- "$P/loop" 5
+# Several AUXTRACE records (over 4 MiB of trace without return compression):
+# no packet may be split between two, which a 64-bit perf reports as "Bad
+# packet" and "Trace doesn't match instruction" at each such boundary.
+d=$T_TMP/chunks
+mkdir -p "$d"
+"$PTREC" record --emulate -q -o "$d/x.ptrec" -e pt/noretcomp/u -- "$P/loop" 200 >/dev/null 2>&1
+t_run "multi-record: export" 0 to_perf "$d/x.ptrec" "$d/x.data"
+n=$(python3 - "$d/x.data" <<'PY'
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+off, size = struct.unpack_from('<QQ', b, 40)
+p, n = off, 0
+while p < off + size:
+    typ, misc, rsz = struct.unpack_from('<IHH', b, p)
+    step = rsz
+    if typ == 71:                                # PERF_RECORD_AUXTRACE
+        step += struct.unpack_from('<Q', b, p + 8)[0]
+        n += 1
+    p += step
+print(n)
+PY
+)
+t_match "multi-record: the trace is in several AUXTRACE records ($n)" '^([2-9]|[1-9][0-9]+)$' "$n"
+t_eq "multi-record: perf reports no decode errors" 0 \
+	"$(perf script -i "$d/x.data" --symfs "$d/x.data.debug" --itrace=be -F ip 2>/dev/null |
+		grep -c 'instruction trace error')"
 peer spawn "" -- "$P/spawn"
 peer threads "" -- "$P/threads" 300
 peer window "" -- "$P/window" 2
@@ -184,6 +169,24 @@ peer uprobe-window "" -- -e pt/aux-action=start-paused/u \
 peer syscall-window "" -- \
 	-e "{pt/aux-action=start-paused/u,syscalls:sys_enter_getpid/aux-action=resume/,syscalls:sys_exit_newuname/aux-action=pause/}" \
 	"$P/window" 2
+
+# A real program: the call traces of ptdump and perf have as many lines
+# (perf's other lines, PSB and CBR events, left out), within 0.3%.
+d=$T_TMP/ls
+mkdir -p "$d"
+"$PTREC" record --emulate -q -o "$d/x.ptrec" -- ls -l /usr/bin >/dev/null 2>"$d/rec.err"
+if [ -s "$d/x.ptrec" ] && to_perf "$d/x.ptrec" "$d/x.data" >/dev/null 2>&1; then
+	np=$(perf script -i "$d/x.data" --symfs "$d/x.data.debug" --call-trace 2>/dev/null | grep -c $'\t')
+	nd=$("$PTDUMP" --call-trace "$d/x.ptrec" 2>/dev/null | grep -c $'\t')
+	ns=$("$PTDUMP" --call-trace "$d/x.ptrec" 2>/dev/null | grep -c $'\t *\\[syscall\\]')
+	if [ "$np" -gt 1000 ] && [ $(((nd > np ? nd - np : np - nd) * 1000)) -le $((np * 3)) ]; then
+		t_pass "ls -l /usr/bin: --call-trace lines: ptdump $nd, perf $np ($ns syscalls)"
+	else
+		t_fail "ls -l /usr/bin: --call-trace lines within 0.3% of perf's" "ptdump $nd, perf $np ($ns syscalls)"
+	fi
+else
+	t_fail "ls -l /usr/bin: record and export" "$(head -n 5 "$d/rec.err")"
+fi
 
 # What perf reads from the header.
 d=$T_TMP/calls

@@ -86,6 +86,30 @@ roundtrip counter-window -e pt/aux-action=start-paused/u \
 	-e instructions/period=50000,aux-action=resume,name=Resume/u \
 	-e instructions/period=100000,aux-action=pause,name=Pause/u "$P/calls" 2
 
+# A fork child runs its parent's code, mapped before the fork: its argument
+# file names the program, and its raw trace decodes to what the recording
+# shows for that thread.
+d=$T_TMP/fork
+mkdir -p "$d"
+"$PTREC" record --emulate -q -o "$d/x.ptrec" "$P/forkexec" 20 >"$d/rec.out" 2>&1
+child=$("$PTDUMP" --sideband "$d/x.ptrec" 2>/dev/null |
+	awk '$4 == "FORK" && $5 == "from" { split($3, a, "/"); split($6, p, "/"); if (a[1] != p[1]) { print a[2]; exit } }')
+if [ -n "$child" ] && to_raw "$d/x.ptrec" "$d/raw" >/dev/null 2>&1 && [ -s "$d/raw/tid-$child.pt" ]; then
+	args=$(cat "$d/raw/tid-$child.ptdump.args")
+	t_match "fork child $child: its args name the inherited program" "(--elf|--image) [^ ]*forkexec" "$args"
+	# shellcheck disable=SC2086 # the args file is a word list
+	(cd "$d/raw" && from_raw call-trace $args) 2>"$d/ct.err" | strip_ids >"$d/raw.ct"
+	"$PTDUMP" --call-trace --tid "$child" "$d/x.ptrec" 2>/dev/null | strip_ids >"$d/orig.ct"
+	if cmp -s "$d/raw.ct" "$d/orig.ct" && [ -s "$d/orig.ct" ]; then
+		t_pass "fork child: --call-trace from the raw files equals the recording's ($(wc -l <"$d/orig.ct") lines)"
+	else
+		t_fail "fork child: --call-trace from the raw files equals the recording's" \
+			"$(head -n 3 "$d/ct.err"; diff "$d/orig.ct" "$d/raw.ct" | head -n 10)"
+	fi
+else
+	t_fail "fork child: record and export" "child '$child' $(head -n 3 "$d/rec.out")"
+fi
+
 # What the argument files say, checked against the recording's own data.
 d=$T_TMP/calls/raw
 info=$("$PTDUMP" --info "$T_TMP/calls/x.ptrec")
@@ -117,7 +141,7 @@ cp "$P/calls" "$d/calls-copy"
 rm -f "$d/calls-copy"
 t_run "binary gone: export raw" 0 to_raw "$d/x.ptrec" "$d/raw"
 args=$(cat "$d"/raw/tid-*.ptdump.args)
-t_match "binary gone: ptdump args use its embedded bytes" '--image images/[0-9]+-calls-copy:0x[0-9a-f]+@0x4000001000' "$args"
+t_match "binary gone: ptdump args use its embedded bytes" '--image images/[0-9]+-calls-copy:0x[0-9a-f]+:0x[0-9a-f]+@0x4000001000' "$args"
 t_match "binary gone: ptxed args likewise" '--raw images/[0-9]+-calls-copy:0x[0-9a-f]+-0x[0-9a-f]+:0x4000001000' "$(cat "$d"/raw/tid-*.ptxed.args)"
 # shellcheck disable=SC2086
 (cd "$d/raw" && from_raw branches $args) 2>/dev/null | strip_ids | awk '{print $2, $3, $4}' >"$d/raw.br"
@@ -127,6 +151,41 @@ if cmp -s "$d/raw.br" "$d/orig.br" && [ -s "$d/orig.br" ]; then
 else
 	t_fail "binary gone: branches from the raw files equal" "$(diff "$d/orig.br" "$d/raw.br" | head)"
 fi
+
+# --image FILE:OFFSET:SIZE@ADDR: the same code from one memory dump that holds
+# every image after a page of other bytes, each piece mapped with its size
+# (without sizes the pieces would run to the end of the dump and overlap),
+# plus that first page mapped on its own.
+head -c 4096 /dev/zero >"$d/raw/dump.bin"
+dargs=" --image dump.bin:0:0x1000@0x1000"
+for a in $args; do
+	case $a in
+	images/*:*:*@*)
+		f=${a%%:*} rest=${a#*:}
+		off=${rest%%:*} rest=${rest#*:}
+		dargs="$dargs --image dump.bin:$(printf '0x%x' $(($(stat -c %s "$d/raw/dump.bin") + off))):${rest}"
+		cat "$d/raw/$f" >>"$d/raw/dump.bin"
+		;;
+	images/*) ;;
+	--image) ;;
+	*) dargs="$dargs $a" ;;
+	esac
+done
+t_match "dump: pieces mapped with sizes" '--image dump.bin:0x[0-9a-f]+:0x[0-9a-f]+@0x4000001000' "$dargs"
+# shellcheck disable=SC2086
+(cd "$d/raw" && "$PTDUMP" --branches $dargs) 2>"$d/dump.err" | strip_ids | awk '{print $2, $3}' >"$d/dump.br"
+# addresses and kinds (symbols: the raw bytes of a dump carry none)
+awk '{print $1, $2}' "$d/orig.br" >"$d/orig.br2"
+if cmp -s "$d/dump.br" "$d/orig.br2" && [ -s "$d/orig.br2" ]; then
+	t_pass "dump: branches from pieces of one dump equal ($(wc -l <"$d/orig.br"))"
+else
+	t_fail "dump: branches from pieces of one dump equal" "$(cat "$d/dump.err"; diff "$d/orig.br2" "$d/dump.br" | head)"
+fi
+t_run "dump: a piece past the end of the dump" 1 "$PTDUMP" --branches --pt "$d/raw/dump.bin" \
+	--cpu 6/94/3 --image "$d/raw/dump.bin:0x1000:0x100000000@0x1000"
+t_match "dump: says so" 'past the end of .*dump\.bin' "$err"
+t_run "dump: size 0" 2 "$PTDUMP" --branches --pt "$d/raw/dump.bin" --image "$d/raw/dump.bin:0:0@0x1000"
+t_match "dump: size 0 refused" 'size 0' "$err"
 
 # A process that execs: the manifest says the raw files cannot describe it.
 d=$T_TMP/forkexec

@@ -4,25 +4,16 @@
 # it, and the decoded branches must all fall inside resumed windows (with at
 # least one branch). Also a full trace and the syscall window.
 # Runs on intel_pt, else cs_etm; skips where neither exists. With
-# PTREC_HW_MODE=--emulate it runs the same checks on the software tracer
+# PTREC_HW_FORCE_EMULATE=1 it runs the same checks on the software tracer
 # (tests/cli/emulate-windows.sh does that here).
 . "$(dirname "$0")/../cli/lib.sh"
 
-mode=${PTREC_HW_MODE:-}
-if [ "$mode" = --emulate ]; then
-	tracer=intel_pt
-elif [ -e /sys/bus/event_source/devices/intel_pt ]; then
-	tracer=intel_pt
-elif [ -e /sys/bus/event_source/devices/cs_etm ]; then
-	tracer=cs_etm
-else
-	t_skip "hardware pause/resume" "no intel_pt or cs_etm PMU on this machine"
+if ! PTREC_BACKEND=hw t_backend_init; then
+	t_skip "hardware pause/resume" "$T_BACKEND_WHY"
 	t_done; exit
 fi
-if [ -z "$mode" ] && ! t_is_root; then
-	t_skip "hardware pause/resume" "needs root"
-	t_done; exit
-fi
+tracer=$T_TRACER
+mode=${T_REC_OPTS[*]}
 cd "$T_TMP" || exit 1
 UNAME=$(command -v uname)
 

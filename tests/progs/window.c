@@ -3,7 +3,9 @@
  * A target for pause/resume windows: window_fn is a leaf function called
  * several times amid other work, and getpid()/uname() bracket a stretch of
  * user code (in_between), so uprobe, uretprobe and syscall triggers have
- * exact expected traces.
+ * exact expected traces. With PTREC_TEST_COUNTS=FILE it appends how often
+ * it called its functions to FILE ("NAME COUNT" lines), for checks that
+ * have no ground truth (tests/hw/check-hw.sh).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +14,13 @@
 #include <unistd.h>
 
 static volatile unsigned sink;
+static unsigned n_window, n_outside, n_outside_between;
 
 __attribute__((noinline)) unsigned window_fn(unsigned x)
 {
 	unsigned i, a = x;
 
+	n_window++;
 	for (i = 0; i < 10; i++)
 		a = a * 3 + i;
 	return a;
@@ -24,6 +28,7 @@ __attribute__((noinline)) unsigned window_fn(unsigned x)
 
 __attribute__((noinline)) unsigned outside_fn(unsigned x)
 {
+	n_outside++;
 	return x ^ 0x5a5a;
 }
 
@@ -31,8 +36,10 @@ __attribute__((noinline)) unsigned in_between(unsigned x)
 {
 	unsigned i;
 
-	for (i = 0; i < 20; i++)
+	for (i = 0; i < 20; i++) {
 		x = outside_fn(x) + i;
+		n_outside_between++;
+	}
 	return x;
 }
 
@@ -50,5 +57,14 @@ int main(int argc, char **argv)
 	uname(&u);
 	sink += outside_fn(9);
 	printf("window %u\n", sink != 0);
+	if (getenv("PTREC_TEST_COUNTS")) {
+		FILE *f = fopen(getenv("PTREC_TEST_COUNTS"), "a");
+
+		if (f) {
+			fprintf(f, "window_fn %u\noutside_fn %u\nin_between:outside_fn %u\n",
+				n_window, n_outside, n_outside_between);
+			fclose(f);
+		}
+	}
 	return 0;
 }

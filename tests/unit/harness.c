@@ -149,3 +149,18 @@ int t_main(int argc, char **argv, const struct t_case *cases, size_t n)
 	printf("# counts: %d %d %d\n", passed, failed, skipped);
 	return failed ? 1 : 0;
 }
+
+void t_fixture_sysroot(void)
+{
+	char cmd[1024];
+	const char *ptrec = getenv("PTREC");
+
+	if (!ptrec)
+		t_skip("PTREC is not set (run through make check)");
+	snprintf(cmd, sizeof(cmd), "PTREC=%s %s/tests/fixtures/mksysroot.sh %s/root >/dev/null",
+		 ptrec, getenv("PTREC_TOP") ? getenv("PTREC_TOP") : ".", t_tmpdir());
+	if (system(cmd))
+		t_skip("cannot build the fixture tree");
+	snprintf(cmd, sizeof(cmd), "%s/root", t_tmpdir());
+	setenv("PTREC_SYSROOT", cmd, 1);
+}

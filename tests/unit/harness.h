@@ -55,4 +55,12 @@ bool t_row_failed(void);
 /* A scratch directory for the case, removed afterwards ("/tmp/ptrec-test.XXXX"). */
 const char *t_tmpdir(void);
 
+/*
+ * Builds the fixture system tree (tests/fixtures/mksysroot.sh: intel_pt,
+ * cs_etm, tracefs...) in the case's scratch directory and points
+ * PTREC_SYSROOT at it; skips the case where PTREC (the built ptrec that
+ * prints the intel_pt description) is not set.
+ */
+void t_fixture_sysroot(void);
+
 #endif

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attr.h"
-#include "evspec.h"
+#include "spec/attr.h"
+#include "spec/evspec.h"
 #include "harness.h"
-#include "pmu.h"
+#include "spec/pmu.h"
 
 static const char *self_path;
 static char root[PATH_MAX];
@@ -366,8 +366,14 @@ static void breakpoint_fields(void)
 }
 
 /* A function of this binary to probe, laid out by hand: +0 nop, +1 mov (5), +6 ret. */
+#if defined(__x86_64__)
 __asm__(".text\n.globl probe_target\n.type probe_target,@function\nprobe_target:\n"
 	"\tnop\n\tmovl $1, %eax\n\tret\n.size probe_target, .-probe_target\n");
+#elif defined(__aarch64__)
+/* The arm64 build (make check-arm64): +0 nop, +4 mov, +8 ret; +6 is still inside it. */
+__asm__(".text\n.globl probe_target\n.type probe_target,%function\nprobe_target:\n"
+	"\tnop\n\tmov w0, #1\n\tret\n.size probe_target, .-probe_target\n");
+#endif
 int probe_target(void);
 
 /* Runs @cmd and returns its first output line in @buf. */
@@ -503,7 +509,7 @@ static void dump_format(void)
 			 "  size                       136\n"
 			 "  config                     0x1\n"
 			 "  sample_period              4000\n"
-			 "  sample_type                IP|TID|TIME|CPU|PERIOD|IDENTIFIER\n"
+			 "  sample_type                IP|TID|TIME|CPU|IDENTIFIER\n"
 			 "  sample_id_all              1\n"
 			 "  aux_pause                  1\n");
 	prec_buf_free(&b);
@@ -626,10 +632,52 @@ static void mods_api(void)
 	T_CONTAINS(d.msg, "given twice");
 }
 
+/*
+ * PERIOD in sample_type only with freq: with a fixed period a software event
+ * would overflow on every event (the kernel's perf_swevent_event()). What the
+ * parser set (READ for leader sampling) stays.
+ */
+static void sample_defaults(void)
+{
+	struct prec_attr a;
+
+	prec_attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+	a.sample_period = 100;
+	prec_attr_sample_defaults(&a, false);
+	T_EQ_U64(a.sample_type, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+					PERF_SAMPLE_TIME | PERF_SAMPLE_CPU);
+	T_EQ_INT(a.sample_id_all, 1);
+	prec_attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+	a.freq = 1;
+	a.sample_freq = 4000;
+	a.sample_type = PERF_SAMPLE_READ;
+	prec_attr_sample_defaults(&a, false);
+	T_EQ_U64(a.sample_type, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+					PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+					PERF_SAMPLE_READ);
+	/* a counter with neither period nor freq samples at perf's default frequency */
+	prec_attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+	prec_attr_sample_defaults(&a, false);
+	T_EQ_INT(a.freq, 1);
+	T_EQ_U64(a.sample_freq, 4000);
+	T_EQ_U64(a.sample_type & PERF_SAMPLE_PERIOD, PERF_SAMPLE_PERIOD);
+	/* ... but a member of a leader-sampling group only counts */
+	prec_attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+	prec_attr_sample_defaults(&a, false);
+	T_EQ_INT(a.freq, 0);
+	T_EQ_U64(a.sample_period, 0);
+	/* the AUX tracer: no IP */
+	prec_attr_init(&a, 10, 0);
+	prec_attr_sample_defaults(&a, true);
+	T_EQ_U64(a.sample_type, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					PERF_SAMPLE_CPU);
+}
+
 static const struct t_case cases[] = {
 	T(aux_action_bytes), T(exclusion_bits), T(intel_pt_config), T(cs_etm_config),
 	T(other_pmus), T(breakpoint_fields), T(uprobe_fields), T(dump_format), T(evlist_dump),
-	T(format_parsing), T(generic_table), T(mods_api),
+	T(format_parsing), T(generic_table), T(mods_api), T(sample_defaults),
 };
 
 int main(int argc, char **argv)

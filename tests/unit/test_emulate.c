@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "emulate.h"
+#include "record/emulate.h"
 #include "harness.h"
 
 #define MAXS 64

@@ -27,10 +27,10 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "etm_emulate.h"
-#include "perf_format.h"
+#include "record/etm_emulate.h"
+#include "base/perf_format.h"
 #include "snapshot_write.h"
-#include "util.h"
+#include "base/util.h"
 
 /* The encoder itself, for packet-level checks. */
 #include "../../emulate/etm/etm_enc.c"
@@ -952,7 +952,10 @@ static void errors(void)
 	T_EQ_INT(prec_etm_check_program("/bin/true", path, sizeof(path), &d), -ENOEXEC);
 	T_CONTAINS(d.msg, "not an aarch64");
 	memset(&d, 0, sizeof(d));
-	if (have_exec("qemu-aarch64")) {
+	/* The arm64 build (make check-arm64) has no plugin: these checks need one. */
+	if (access(plugin, R_OK)) {
+		printf("    no %s: the checks that run qemu-aarch64 are left out\n", plugin);
+	} else if (have_exec("qemu-aarch64")) {
 		T_EQ_INT(prec_etm_run(&cfg, &(struct prec_etm_ops){ 0 }, &ws, &d), -ENOEXEC);
 		memset(&d, 0, sizeof(d));
 		cfg.plugin = "/nonexistent/ptrec-emu-etm.so";

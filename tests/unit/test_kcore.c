@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "kcore.h"
-#include "tfile.h"
+#include "record/kcore.h"
+#include "tracefile/tfile.h"
 
 #define SEG1 0xffffffff81000000ull
 #define SEG2 0xffffffffc0000000ull

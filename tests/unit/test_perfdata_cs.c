@@ -23,18 +23,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "coresight.h"
+#include "decoders/coresight.h"
+#include "session/cs_meta.h"
 #include "harness.h"
-#include "load.h"
-#include "output.h"
-#include "perf_abi.h"
-#include "perf_format.h"
-#include "perfdata.h"
-#include "ring.h"
-#include "session.h"
+#include "session/load.h"
+#include "output/output.h"
+#include "base/perf_abi.h"
+#include "base/perf_format.h"
+#include "interop/perfdata.h"
+#include "record/ring.h"
+#include "session/session.h"
 #include "snapshot_write.h"
-#include "tfile.h"
-#include "util.h"
+#include "tracefile/tfile.h"
+#include "base/util.h"
 
 #define ETE_DEVARCH 0x47705a13u
 #define V2_ID 0x23           /* the HW_ID trace ID, unlike the recording's 0x10 */
@@ -299,6 +300,7 @@ static uint8_t *assemble(const struct rec *r, const struct variant *v, const voi
 	uint64_t st = te->attr.sample_type | PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_CPU |
 		      PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	uint64_t id = te->n_ids ? te->ids[0] : 1, ids_off[2], trk_id = id + 1000;
+	size_t n_other = 0;
 	struct unit u;
 
 	unit_of(r, 0, &u);
@@ -410,11 +412,23 @@ static uint8_t *assemble(const struct rec *r, const struct variant *v, const voi
 	prec_buf_append(&o, &fh, sizeof(fh));
 	ids_off[0] = o.len;
 	prec_buf_append(&o, te->ids, te->n_ids * 8);
+	/*
+	 * The dummy stands for every other event of the recording: the sideband
+	 * carries their ids (the tracking event's, one per CPU opened).
+	 */
 	ids_off[1] = o.len;
-	prec_buf_append(&o, &trk_id, 8);
+	for (uint32_t e = 0; e < r->evs->n; e++)
+		if (e != (uint32_t)r->tracer) {
+			prec_buf_append(&o, r->evs->ev[e].ids, r->evs->ev[e].n_ids * 8);
+			n_other += r->evs->ev[e].n_ids;
+		}
+	if (!n_other) {
+		prec_buf_append(&o, &trk_id, 8);
+		n_other = 1;
+	}
 	fh.attrs.offset = o.len;
 	for (int i = 0; i < 2; i++) {
-		struct perf_file_section ids = { ids_off[i], i ? 8 : te->n_ids * 8 };
+		struct perf_file_section ids = { ids_off[i], (i ? n_other : te->n_ids) * 8 };
 
 		prec_buf_append(&o, &at[i], sizeof(at[i]));
 		prec_buf_append(&o, &ids, sizeof(ids));
@@ -757,11 +771,11 @@ static void threads_per_thread(void)
 
 static bool has_note(const struct prec_perfdata_report *rep, const char *what)
 {
-	for (unsigned i = 0; i < rep->nnotes && i < PREC_PERFDATA_MAX_NOTES; i++)
-		if (strstr(rep->notes[i], what))
+	for (unsigned i = 0; i < prec_notes_kept(&rep->notes); i++)
+		if (strstr(rep->notes.text[i], what))
 			return true;
 	return t_check(false, __FILE__, __LINE__, "no note says \"%s\" (%u notes)", what,
-		       rep->nnotes);
+		       rep->notes.n);
 }
 
 /* Loads @v, expecting success; *@ranges gets the decoded listing. */

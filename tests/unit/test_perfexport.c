@@ -13,7 +13,7 @@
  * rawpt.sh, standing in for ptdump's options until the CLI has them:
  *   test_perfexport --export IN OUT [SYMFS_DIR]
  *   test_perfexport --to-raw IN DIR
- *   test_perfexport --from-raw VIEW [--pt F] [--elf F[@B]] [--image F[:O]@A]
+ *   test_perfexport --from-raw VIEW [--pt F] [--elf F[@B]] [--image F[:O[:S]]@A]
  *                   [--cpu F/M[/S]] [--mtc-freq N] [--nom-freq N]
  *                   [--cpuid-0x15.eax N] [--cpuid-0x15.ebx N]
  *   (VIEW: call-trace, call-ret-trace, branches, insn-trace)
@@ -30,13 +30,13 @@
 #include <linux/perf_event.h>
 
 #include "harness.h"
-#include "output.h"
-#include "perf_format.h"
-#include "perfexport.h"
-#include "rawpt.h"
-#include "session.h"
-#include "tfile.h"
-#include "util.h"
+#include "output/output.h"
+#include "base/perf_format.h"
+#include "interop/perfexport.h"
+#include "interop/rawpt.h"
+#include "session/session.h"
+#include "tracefile/tfile.h"
+#include "base/util.h"
 
 /* ---- driver modes ---- */
 
@@ -66,8 +66,8 @@ static int drv_export(int argc, char **argv)
 		(unsigned long long)rep.aux_bytes, (unsigned long long)rep.sideband_records,
 		(unsigned long long)rep.sideband_dropped, rep.images_whole, rep.images_code_only,
 		rep.images_missing, rep.images_no_build_id, rep.have_sched_switch, rep.symfs_dir);
-	for (i = 0; i < rep.nnotes; i++)
-		fprintf(stderr, "note: %s\n", rep.notes[i]);
+	for (i = 0; i < prec_notes_kept(&rep.notes); i++)
+		fprintf(stderr, "note: %s\n", rep.notes.text[i]);
 	return 0;
 }
 
@@ -640,7 +640,7 @@ static void export_layout(void)
 		}
 	}
 	/* notes: config3 dropped, gap, code-only image */
-	T_OK(rep.nnotes >= 3);
+	T_OK(rep.notes.n >= 3);
 	free(pd.p);
 }
 
@@ -742,21 +742,25 @@ static void parse_image_rows(void)
 		int err;
 		const char *path;
 		bool has_addr;
-		uint64_t addr, offset;
+		uint64_t addr, offset, size;
 	} rows[] = {
-		{ "a.out", true, 0, "a.out", false, 0, 0 },
-		{ "a.out@0x400000", true, 0, "a.out", true, 0x400000, 0 },
-		{ "lib@v2.so", true, 0, "lib@v2.so", false, 0, 0 },
-		{ "lib@v2.so@4096", true, 0, "lib@v2.so", true, 4096, 0 },
-		{ "code.bin@0x1000", false, 0, "code.bin", true, 0x1000, 0 },
-		{ "code.bin:0x20@0x1000", false, 0, "code.bin", true, 0x1000, 0x20 },
-		{ "c:d.bin:16@0x1000", false, 0, "c:d.bin", true, 0x1000, 16 },
-		{ "c:d.bin@0x1000", false, 0, "c:d.bin", true, 0x1000, 0 },
-		{ "code.bin", false, -PREC_E_SYNTAX, NULL, false, 0, 0 },
-		{ "code.bin@zz", false, -PREC_E_SYNTAX, NULL, false, 0, 0 },
-		{ "@0x1000", false, -PREC_E_SYNTAX, NULL, false, 0, 0 },
-		{ "", true, -PREC_E_SYNTAX, NULL, false, 0, 0 },
-		{ "x@0x1000000000000000000", false, -PREC_E_SYNTAX, NULL, false, 0, 0 },
+		{ "a.out", true, 0, "a.out", false, 0, 0, 0 },
+		{ "a.out@0x400000", true, 0, "a.out", true, 0x400000, 0, 0 },
+		{ "lib@v2.so", true, 0, "lib@v2.so", false, 0, 0, 0 },
+		{ "lib@v2.so@4096", true, 0, "lib@v2.so", true, 4096, 0, 0 },
+		{ "code.bin@0x1000", false, 0, "code.bin", true, 0x1000, 0, 0 },
+		{ "code.bin:0x20@0x1000", false, 0, "code.bin", true, 0x1000, 0x20, 0 },
+		{ "c:d.bin:16@0x1000", false, 0, "c:d.bin", true, 0x1000, 16, 0 },
+		{ "c:d.bin@0x1000", false, 0, "c:d.bin", true, 0x1000, 0, 0 },
+		{ "code.bin", false, -PREC_E_SYNTAX, NULL, false, 0, 0, 0 },
+		{ "code.bin@zz", false, -PREC_E_SYNTAX, NULL, false, 0, 0, 0 },
+		{ "@0x1000", false, -PREC_E_SYNTAX, NULL, false, 0, 0, 0 },
+		{ "", true, -PREC_E_SYNTAX, NULL, false, 0, 0, 0 },
+		{ "x@0x1000000000000000000", false, -PREC_E_SYNTAX, NULL, false, 0, 0, 0 },
+		{ "dump:0x1000:0x200@0x400000", false, 0, "dump", true, 0x400000, 0x1000, 0x200 },
+		{ "dump:0:16@0x10", false, 0, "dump", true, 0x10, 0, 16 },
+		{ "c:d:8:4@0x10", false, 0, "c:d", true, 0x10, 8, 4 },
+		{ "dump:0x10:0@0x10", false, -PREC_E_SYNTAX, NULL, false, 0, 0, 0 },
 	};
 	size_t i;
 
@@ -771,6 +775,7 @@ static void parse_image_rows(void)
 			T_EQ_INT(img.has_addr, rows[i].has_addr);
 			T_EQ_U64(img.addr, rows[i].addr);
 			T_EQ_U64(img.offset, rows[i].offset);
+			T_EQ_U64(img.size, rows[i].size);
 			T_EQ_INT(img.elf, rows[i].elf);
 		} else {
 			T_OK(d.msg[0] != 0);
@@ -817,7 +822,7 @@ static void parse_cpu_rows(void)
  */
 static const uint8_t T_CODE[] = { 0xe8, 0x02, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xc3 };
 
-static size_t make_pt(uint8_t *buf, size_t size)
+static size_t make_pt_at(uint8_t *buf, size_t size, uint64_t addr)
 {
 	struct pt_config cfg;
 	struct pt_encoder *e;
@@ -840,7 +845,7 @@ static size_t make_pt(uint8_t *buf, size_t size)
 	p[2].payload.mode.bits.exec.csl = 1;
 	p[3].type = ppt_tip_pge;
 	p[3].payload.ip.ipc = pt_ipc_sext_48;
-	p[3].payload.ip.ip = 0x400000;
+	p[3].payload.ip.ip = addr;
 	p[4].type = ppt_tnt_8;
 	p[4].payload.tnt.bit_size = 1;
 	p[4].payload.tnt.payload = 1;
@@ -860,6 +865,11 @@ static size_t make_pt(uint8_t *buf, size_t size)
 		pt_free_encoder(e);
 		return n < 0 ? 0 : (size_t)off;
 	}
+}
+
+static size_t make_pt(uint8_t *buf, size_t size)
+{
+	return make_pt_at(buf, size, 0x400000);
 }
 
 static void write_bytes(const char *path, const void *p, size_t n)
@@ -949,6 +959,137 @@ static void raw_load_image(void)
 	}
 	free(text);
 	prec_session_free(s);
+}
+
+/*
+ * Loads the trace of make_pt_at(@addr) from a raw trace file, with @code as
+ * --image at @addr and the CPU @cpu (NULL: none), and returns view @fmt
+ * (caller frees).
+ */
+static char *raw_view_at(uint64_t addr, const uint8_t *code, size_t ncode, const char *cpu,
+			 enum prec_fmt fmt)
+{
+	char ptf[600], codef[600], arg[800];
+	uint8_t pt[256];
+	size_t n = make_pt_at(pt, sizeof(pt), addr);
+	struct prec_rawpt_image img;
+	struct prec_rawpt_opts o;
+	struct prec_session *s = prec_session_new();
+	struct prec_diag d;
+	char *text = NULL;
+	int err;
+
+	T_OK(n > 16);
+	snprintf(ptf, sizeof(ptf), "%s/k.pt", t_tmpdir());
+	snprintf(codef, sizeof(codef), "%s/k.bin", t_tmpdir());
+	write_bytes(ptf, pt, n);
+	write_bytes(codef, code, ncode);
+	prec_rawpt_opts_init(&o);
+	o.pt_path = ptf;
+	if (cpu)
+		T_EQ_INT(prec_rawpt_parse_cpu(cpu, &o, &d), 0);
+	snprintf(arg, sizeof(arg), "%s@0x%llx", codef, (unsigned long long)addr);
+	T_EQ_INT(prec_rawpt_parse_image(arg, false, &img, &d), 0);
+	o.images = &img;
+	o.nimages = 1;
+	err = prec_rawpt_load(s, &o, &d);
+	T_EQ_INT(err, 0);
+	if (!err)
+		text = run_view(s, fmt);
+	prec_session_free(s);
+	return text ? text : strdup("");
+}
+
+/* A raw trace has no privilege split: --image at a kernel address is code like any other. */
+static void raw_kernel_image(void)
+{
+	char *text = raw_view_at(0xffffffff81000000ull, T_CODE, sizeof(T_CODE), "6/94/3",
+				 PREC_FMT_BRANCHES);
+
+	T_CONTAINS(text, ": call ffffffff81000000 [unknown] (");
+	T_CONTAINS(text, "=> ffffffff81000007 [unknown]");
+	T_CONTAINS(text, ": return ffffffff81000007 [unknown] (");
+	T_CONTAINS(text, ": syscall ffffffff81000005 [unknown] (");
+	T_OK(!strstr(text, "error"));
+	free(text);
+	text = raw_view_at(0xffffffff81000000ull, T_CODE, sizeof(T_CODE), "6/94/3",
+			   PREC_FMT_INSN_TRACE);
+	T_OK(!strstr(text, "no code"));
+	T_CONTAINS(text, "call");
+	T_CONTAINS(text, "syscall");
+	free(text);
+}
+
+/*
+ * --image FILE:OFFSET:SIZE@ADDR maps SIZE bytes: two pieces of one dump
+ * side by side, the code in the second, do not overlap.
+ */
+static void raw_image_pieces(void)
+{
+	char ptf[600], dump[600], a0[700], a1[700];
+	uint8_t pt[256], bytes[0x20 + sizeof(T_CODE)];
+	size_t n = make_pt(pt, sizeof(pt));
+	struct prec_rawpt_image img[2];
+	struct prec_rawpt_opts o;
+	struct prec_session *s;
+	struct prec_diag d;
+	char *text;
+
+	snprintf(ptf, sizeof(ptf), "%s/p.pt", t_tmpdir());
+	snprintf(dump, sizeof(dump), "%s/dump.bin", t_tmpdir());
+	write_bytes(ptf, pt, n);
+	memset(bytes, 0x90, 0x20);
+	memcpy(bytes + 0x20, T_CODE, sizeof(T_CODE));
+	write_bytes(dump, bytes, sizeof(bytes));
+	prec_rawpt_opts_init(&o);
+	o.pt_path = ptf;
+	/* 0x20 bytes of the dump at 0x3fffe0, right below the code from its offset 0x20 */
+	snprintf(a0, sizeof(a0), "%s:0:0x20@0x3fffe0", dump);
+	snprintf(a1, sizeof(a1), "%s:0x20:%zu@0x400000", dump, sizeof(T_CODE));
+	T_EQ_INT(prec_rawpt_parse_image(a0, false, &img[0], &d), 0);
+	T_EQ_INT(prec_rawpt_parse_image(a1, false, &img[1], &d), 0);
+	o.images = img;
+	o.nimages = 2;
+	s = prec_session_new();
+	T_EQ_INT(prec_rawpt_load(s, &o, &d), 0);
+	text = run_view(s, PREC_FMT_BRANCHES);
+	T_OK(text != NULL);
+	if (text) {
+		T_CONTAINS(text, ": call 400000 [unknown] (");
+		T_CONTAINS(text, ": syscall 400005 [unknown] (");
+		T_OK(!strstr(text, "error"));
+	}
+	free(text);
+	prec_session_free(s);
+
+	/* a size past the end of the file is refused, naming both */
+	snprintf(a1, sizeof(a1), "%s:0x20:0x100@0x400000", dump);
+	T_EQ_INT(prec_rawpt_parse_image(a1, false, &img[1], &d), 0);
+	s = prec_session_new();
+	T_EQ_INT(prec_rawpt_load(s, &o, &d), -EINVAL);
+	T_CONTAINS(d.msg, "past the end");
+	T_CONTAINS(d.msg, "dump.bin");
+	prec_session_free(s);
+}
+
+/*
+ * A trace that does not fit the code (a TNT where the code has an indirect
+ * jump) without --cpu: the error says no CPU was given and which option to
+ * add; with --cpu it does not.
+ */
+static void raw_no_cpu_hint(void)
+{
+	static const uint8_t jmp[] = { 0xff, 0xe0, 0xc3 }; /* jmp *%rax; ret */
+	char *text = raw_view_at(0x400000, jmp, sizeof(jmp), NULL, PREC_FMT_EVENTS);
+
+	T_CONTAINS(text, "trace does not match the code");
+	T_CONTAINS(text, "no CPU given");
+	T_CONTAINS(text, "--cpu FAMILY/MODEL");
+	free(text);
+	text = raw_view_at(0x400000, jmp, sizeof(jmp), "6/94/3", PREC_FMT_EVENTS);
+	T_CONTAINS(text, "trace does not match the code");
+	T_OK(!strstr(text, "--cpu"));
+	free(text);
 }
 
 static void raw_load_errors(void)
@@ -1115,7 +1256,7 @@ static void raw_roundtrip(void)
 	T_OK(f && fgets(args, sizeof(args), f));
 	if (f)
 		fclose(f);
-	T_CONTAINS(args, "--image images/00-prog:0x0@0x400000");
+	T_CONTAINS(args, "--image images/00-prog:0x0:0x8@0x400000");
 	/* feed the args back through the import, from the directory */
 	T_EQ_INT(chdir(dir), 0);
 	prec_rawpt_opts_init(&o);
@@ -1160,7 +1301,8 @@ static void raw_export_errors(void)
 static const struct t_case cases[] = {
 	T(export_layout),    T(export_hardware_time), T(export_errors),   T(export_truncated),
 	T(parse_image_rows), T(parse_cpu_rows),       T(raw_load_image),  T(raw_load_errors),
-	T(raw_roundtrip),    T(raw_export_errors),
+	T(raw_roundtrip),    T(raw_export_errors),    T(raw_kernel_image), T(raw_image_pieces),
+	T(raw_no_cpu_hint),
 };
 
 int main(int argc, char **argv)

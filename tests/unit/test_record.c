@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evspec.h"
+#include "spec/evspec.h"
 #include "harness.h"
-#include "record.h"
+#include "record/record.h"
 
 static void cpu_lists(void)
 {
@@ -30,18 +30,9 @@ static void cpu_lists(void)
 /* An event from the fixture tree's intel_pt with the given spec. */
 static const struct prec_event *event(const char *spec, int idx, struct prec_evlist **el)
 {
-	char cmd[1024];
 	struct prec_diag d;
-	const char *ptrec = getenv("PTREC");
 
-	if (!ptrec)
-		t_skip("PTREC is not set (run through make check)");
-	snprintf(cmd, sizeof(cmd), "PTREC=%s %s/tests/fixtures/mksysroot.sh %s/root >/dev/null",
-		 ptrec, getenv("PTREC_TOP") ? getenv("PTREC_TOP") : ".", t_tmpdir());
-	if (system(cmd))
-		t_skip("cannot build the fixture tree");
-	snprintf(cmd, sizeof(cmd), "%s/root", t_tmpdir());
-	setenv("PTREC_SYSROOT", cmd, 1);
+	t_fixture_sysroot();
 	if (prec_evspec_parse(spec, NULL, el, &d)) {
 		t_check(false, __FILE__, __LINE__, "parse %s: %s", spec, d.msg);
 		return NULL;
@@ -81,7 +72,75 @@ static void refusals(void)
 	prec_evlist_free(el);
 }
 
-static const struct t_case cases[] = { T(cpu_lists), T(refusals) };
+/* Default ring sizes against perf's rules and the per-CPU mlock budget. */
+static void ring_defaults(void)
+{
+	uint64_t d, a;
+
+	/* The stock 516 KiB limit: 512 KiB data (perf_event_mlock_kb_in_pages). */
+	d = a = 0;
+	prec_record_ring_defaults(true, false, 516, 4096, &d, &a);
+	T_EQ_U64(d, 512 << 10);
+	/* Unprivileged with a tracer: 256 KiB + 128 KiB, within 516 KiB with the control page. */
+	d = a = 0;
+	prec_record_ring_defaults(false, true, 516, 4096, &d, &a);
+	T_EQ_U64(d, 256 << 10);
+	T_EQ_U64(a, 128 << 10);
+	T_OK(d + a + 4096 <= 516 << 10);
+	/* Privileged with a tracer: 512 KiB + 4 MiB. */
+	d = a = 0;
+	prec_record_ring_defaults(true, true, 516, 4096, &d, &a);
+	T_EQ_U64(d, 512 << 10);
+	T_EQ_U64(a, 4 << 20);
+	/* A lowered limit: the largest power of two below it, less a page. */
+	d = a = 0;
+	prec_record_ring_defaults(false, false, 132, 4096, &d, &a);
+	T_EQ_U64(d, 128 << 10);
+	d = a = 0;
+	prec_record_ring_defaults(false, false, 100, 4096, &d, &a);
+	T_EQ_U64(d, 64 << 10);
+	/* Unknown limit: perf's 512 KiB fallback, without subtracting a page. */
+	d = a = 0;
+	prec_record_ring_defaults(false, false, -1, 4096, &d, &a);
+	T_EQ_U64(d, 512 << 10);
+	/* Tiny limit: still one page. Sizes given are kept. */
+	d = a = 0;
+	prec_record_ring_defaults(false, false, 4, 4096, &d, &a);
+	T_EQ_U64(d, 4096);
+	d = 1 << 20;
+	a = 1 << 16;
+	prec_record_ring_defaults(false, true, 516, 4096, &d, &a);
+	T_EQ_U64(d, 1 << 20);
+	T_EQ_U64(a, 1 << 16);
+}
+
+/* Refusals caused by the CPU or the ring, not by the event. */
+static void cpu_and_mmap_errors(void)
+{
+	struct prec_diag d;
+
+	memset(&d, 0, sizeof(d));
+	T_EQ_INT(prec_explain_cpu_error(-EINVAL, 7, "0-3", "0-3", &d), -EINVAL);
+	T_CONTAINS(d.msg, "CPU 7 does not exist here (CPUs 0-3)");
+	T_EQ_INT(prec_explain_cpu_error(-ENODEV, 2, "0-3", "0-1,3", &d), -ENODEV);
+	T_CONTAINS(d.msg, "CPU 2 is offline");
+	T_OK(!strstr(d.msg, "no such event"));
+	/* A CPU that is there: the event is to blame, not the CPU. */
+	T_EQ_INT(prec_explain_cpu_error(-EINVAL, 1, "0-3", "0-3", &d), 0);
+	T_EQ_INT(prec_explain_cpu_error(-ENODEV, -1, "0-3", "0", &d), 0);
+	T_EQ_INT(prec_explain_cpu_error(-EACCES, 9, "0-3", "0-3", &d), 0);
+	T_EQ_INT(prec_explain_mmap_error(-EPERM, true, 4 << 20, "516", &d), -EPERM);
+	T_CONTAINS(d.msg, "locked-memory limit");
+	T_CONTAINS(d.msg, "perf_event_mlock_kb is 516");
+	T_EQ_INT(prec_explain_mmap_error(-ENOMEM, true, 4 << 20, "516", &d), -ENOMEM);
+	T_CONTAINS(d.msg, "could not set up a 4096 KiB AUX area");
+	T_OK(!strstr(d.msg, "mlock") && !strstr(d.hint, "mlock"));
+	T_EQ_INT(prec_explain_mmap_error(-ENOMEM, false, 512 << 10, "516", &d), -ENOMEM);
+	T_CONTAINS(d.msg, "512 KiB data ring");
+}
+
+static const struct t_case cases[] = { T(cpu_lists), T(refusals), T(ring_defaults),
+				       T(cpu_and_mmap_errors) };
 
 int main(int argc, char **argv)
 {

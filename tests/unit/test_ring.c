@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "ring.h"
-#include "tfile.h"
-#include "util.h"
+#include "record/ring.h"
+#include "tracefile/tfile.h"
+#include "base/util.h"
 
 #define PAGE 4096
 
@@ -568,14 +568,41 @@ static void overwrite_variant(bool pos_head)
 	n = prec_ring_read_aux(&r, snap_cb, &s);
 	T_EQ_INT(n, AUX);
 	T_OK(s.b.len == AUX && !memcmp(s.b.data, src + 310001 - AUX, AUX));
-	/* synthetic offsets keep snapshots apart */
+	/* a gap where bytes were overwritten keeps the snapshots apart */
 	T_OK(s.off >= first_off + first_len + AUX);
+	first_off = s.off;
 	/* the consumer never moves aux_tail in overwrite mode */
 	T_EQ_U64(k.meta->aux_tail, 0);
 	kwrite_aux(&k, src + 310001, 5, true);
 	n = prec_ring_read_aux(&r, snap_cb, &s);
-	T_EQ_INT(n, AUX);
-	T_OK(s.b.len == AUX && !memcmp(s.b.data, src + 310006 - AUX, AUX));
+	/*
+	 * The 5 new bytes, right after the last snapshot: a running count says
+	 * so; for a position head the bytes before the last head are still
+	 * there (intel_pt_find_snapshot()'s reference), so nothing was lost.
+	 */
+	T_EQ_INT(n, 5);
+	T_OK(s.b.len == 5 && !memcmp(s.b.data, src + 310001, 5));
+	T_EQ_U64(s.off, first_off + AUX);
+	first_off = s.off;
+	/* a limit: the newest bytes only */
+	kwrite_aux(&k, src + 310006, 1000, true);
+	n = prec_ring_read_snapshot(&r, 100, snap_cb, &s);
+	T_EQ_INT(n, 100);
+	T_OK(s.b.len == 100 && !memcmp(s.b.data, src + 311006 - 100, 100));
+	T_EQ_U64(s.off, first_off + 5 + 1000 - 100);
+	/* the area went round past the last head: the whole area, behind a gap */
+	kwrite_aux(&k, src + 311006, AUX + 7, true);
+	n = prec_ring_read_snapshot(&r, 0, snap_cb, &s);
+	if (pos_head) {
+		T_EQ_INT(n, AUX);
+		T_OK(s.off > first_off + 5 + 1000);
+	} else {
+		T_EQ_INT(n, AUX);
+		T_EQ_U64(s.off, 311006 + AUX + 7 - AUX);
+	}
+	T_OK(!memcmp(s.b.data, src + 311006 + 7, AUX));
+	/* nothing new */
+	T_EQ_INT(prec_ring_read_snapshot(&r, 0, snap_cb, &s), 0);
 	prec_buf_free(&s.b);
 	prec_ring_fini(&r);
 	kring_fini(&k);
@@ -1008,7 +1035,90 @@ static void real_kernel_ring(void)
 	close(go[1]);
 }
 
+/*
+ * A tracer as the kernel runs one over an AUX area: each burst writes what
+ * fits; a burst that does not fit is cut, flagged TRUNCATED in its AUX
+ * record and the event disabled (perf_aux_output_begin()/_end(),
+ * perf_event_disable_inatomic()). A disabled tracer writes nothing.
+ */
+struct ktracer {
+	struct kring *k;
+	bool enabled;
+	uint64_t written, truncations;
+};
+
+static void ktrace(struct ktracer *t, const uint8_t *src, size_t n)
+{
+	struct kring *k = t->k;
+	uint64_t tail = __atomic_load_n(&k->meta->aux_tail, __ATOMIC_ACQUIRE);
+	size_t w = (size_t)PREC_MIN((uint64_t)n, k->aux_size - (k->aux_head - tail));
+	uint64_t rec[4 + 4];
+	struct perf_event_header h = { .type = PERF_RECORD_AUX, .size = 24 + 8 };
+
+	if (!t->enabled)
+		return;
+	kput(k->aux, k->aux_size, k->aux_head, src, w);
+	memcpy(rec, &h, 8);
+	rec[1] = k->aux_head;
+	rec[2] = w;
+	rec[3] = w < n ? PERF_AUX_FLAG_TRUNCATED : 0;
+	k->aux_head += w;
+	t->written += w;
+	__atomic_store_n(&k->meta->aux_head, k->aux_head, __ATOMIC_RELEASE);
+	kwrite_rec(k, rec, 32, true, true);
+	if (w < n) {
+		t->enabled = false;
+		t->truncations++;
+	}
+}
+
+static void aux_overrun_reenable(void)
+{
+	struct kring k;
+	struct prec_ring r;
+	struct auxcol c = { 0 };
+	struct prec_ring_counts counts = { 0 };
+	struct ktracer t;
+	uint8_t src[3000];
+	long n;
+	int round;
+
+	for (int i = 0; i < 3000; i++)
+		src[i] = pat((uint64_t)i);
+	kring_init(&k, 4096, 4096);
+	t = (struct ktracer){ .k = &k, .enabled = true };
+	T_EQ_INT(prec_ring_init(&r, k.mem, 4096, k.aux, 4096, false), 0);
+	for (round = 0; round < 5; round++) {
+		/* Two bursts of 3000 into 4096: the second overruns and stops the tracer. */
+		ktrace(&t, src, 3000);
+		ktrace(&t, src, 3000);
+		T_OK(!t.enabled);
+		ktrace(&t, src, 3000); /* lost: the tracer is off */
+		T_OK(prec_ring_read_data(&r, count_cb, &counts) > 0);
+		c.expect_off = r.aux_tail;
+		n = prec_ring_read_aux(&r, aux_cb, &c);
+		T_EQ_INT(n, 4096);
+		/* The read made room: re-enable, unless the recording is stopping. */
+		T_OK(!prec_ring_aux_reenable(&r, n, true));
+		T_OK(prec_ring_aux_reenable(&r, n, false));
+		t.enabled = true;
+		/* Nothing new read: nothing to re-enable. */
+		T_OK(!prec_ring_aux_reenable(&r, prec_ring_read_aux(&r, aux_cb, &c), false));
+	}
+	T_EQ_U64(t.truncations, 5);
+	T_EQ_U64(counts.truncated, 5);
+	T_EQ_U64(c.got, t.written);
+	T_EQ_U64(t.written, 5 * 4096);
+	/* Snapshot mode never re-enables: the kernel ignores the tail there. */
+	prec_ring_fini(&r);
+	T_EQ_INT(prec_ring_init(&r, k.mem, 4096, k.aux, 4096, true), 0);
+	T_OK(!prec_ring_aux_reenable(&r, 4096, false));
+	prec_ring_fini(&r);
+	kring_fini(&k);
+}
+
 static const struct t_case cases[] = {
+	T(aux_overrun_reenable),
 	T(data_wrap_reassembly),
 	T(data_callback_stop),
 	T(data_bad_record),

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "symtab.h"
+#include "base/symtab.h"
 
 static const char csrc[] =
 	"#include <stdio.h>\n"
@@ -725,10 +725,31 @@ static void bad_files(void)
 	prec_symtab_free(NULL);
 }
 
+/* perf's rule: equal bytes, the longer id may go on with zeros only. */
+static void build_id_equal(void)
+{
+	static const uint8_t md5[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	uint8_t slot[20] = { 0 }, other[20];
+
+	memcpy(slot, md5, sizeof(md5));
+	memcpy(other, slot, sizeof(other));
+	T_OK(prec_build_id_equal(md5, 16, md5, 16));
+	T_OK(prec_build_id_equal(md5, 16, slot, 20));  /* zero-padded in a 20-byte slot */
+	T_OK(prec_build_id_equal(slot, 20, md5, 16));
+	other[18] = 1;                                 /* not zeros after the id */
+	T_OK(!prec_build_id_equal(md5, 16, other, 20));
+	other[18] = 0;
+	other[3] ^= 0xff;                              /* a different id */
+	T_OK(!prec_build_id_equal(md5, 16, other, 20));
+	T_OK(!prec_build_id_equal(md5, 16, md5, 0));   /* no id is no match */
+	T_OK(!prec_build_id_equal(md5, 15, md5 + 1, 15));
+}
+
 static const struct t_case cases[] = {
 	T(plt_default),   T(plt_ibt),	       T(plt_bind_now),	 T(plt_none),
 	T(static_nopie),  T(build_id_vs_readelf), T(off_to_vaddr), T(srcline_vs_addr2line),
 	T(kallsyms),	  T(bad_files),	       T(alias_choice),	 T(libc_names),
+	T(build_id_equal),
 };
 
 int main(int argc, char **argv)

@@ -18,24 +18,28 @@
  *	                        TEXT
  *	--split SIZE            write trace bytes in chunks of at most SIZE
  *	                        bytes (so that one can be cut or damaged alone)
+ *	--meta-first            write every other chunk (sideband, images) before
+ *	                        the trace chunks, so that any prefix of the file
+ *	                        ending in trace has what decoding it needs
  *	The new file is written uncompressed.
  *
  * Exit status: 0, 1 on failure (with a message), 2 for usage.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "tfile.h"
+#include "base/common.h"
+#include "tracefile/tfile.h"
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: decode_damage list FILE\n"
 			"       decode_damage rewrite IN OUT [--corrupt TID OFF LEN] "
-			"[--cut TID OFF LEN] [--drop-image TEXT] [--split SIZE]\n");
+			"[--cut TID OFF LEN] [--drop-image TEXT] [--split SIZE] [--meta-first]\n");
 	exit(2);
 }
 
@@ -114,7 +118,8 @@ int main(int argc, char **argv)
 	struct action corrupt = { -1, 0, 0 }, cut = { -1, 0, 0 };
 	const char *drop = NULL;
 	unsigned char *tmp = NULL;
-	int err, i, rc = 1;
+	int err, i, rc = 1, pass;
+	bool meta_first = false;
 	uint64_t corrupted = 0, cut_bytes = 0, dropped = 0;
 
 	if (argc == 3 && !strcmp(argv[1], "list"))
@@ -137,6 +142,8 @@ int main(int argc, char **argv)
 			i += 3;
 		} else if (!strcmp(argv[i], "--drop-image") && i + 1 < argc) {
 			drop = argv[++i];
+		} else if (!strcmp(argv[i], "--meta-first")) {
+			meta_first = true;
 		} else if (!strcmp(argv[i], "--split") && i + 1 < argc) {
 			split = strtoull(argv[++i], NULL, 0);
 			if (!split)
@@ -157,65 +164,70 @@ int main(int argc, char **argv)
 	}
 	if (prec_tfile_read_stats(r, &st))
 		st = NULL;
-	prec_tfile_rewind(r);
-	while ((err = prec_tfile_next(r, &c)) > 0) {
-		const unsigned char *p = c.data;
-		size_t n = c.len;
+	/* Pass 0 (with --meta-first): the chunks other than trace; pass 1: the rest. */
+	for (pass = meta_first ? 0 : 1, err = 1; pass < 2 && err >= 0; pass++) {
+		prec_tfile_rewind(r);
+		while ((err = prec_tfile_next(r, &c)) > 0) {
+			const unsigned char *p = c.data;
+			size_t n = c.len;
 
-		if (c.type == PREC_TFILE_STATS || c.type == PREC_TFILE_END)
-			continue;
-		if (c.type == PREC_TFILE_IMAGE && drop) {
-			struct prec_tfile_image img;
-			const void *bytes;
-			size_t nb;
+			if (c.type == PREC_TFILE_STATS || c.type == PREC_TFILE_END)
+				continue;
+			if (meta_first && (pass == 0) == (c.type == PREC_TFILE_AUX))
+				continue;
+			if (c.type == PREC_TFILE_IMAGE && drop) {
+				struct prec_tfile_image img;
+				const void *bytes;
+				size_t nb;
 
-			if (!prec_tfile_image_decode(c.data, c.len, &img, &bytes, &nb) &&
-			    strstr(img.path, drop)) {
-				dropped++;
+				if (!prec_tfile_image_decode(c.data, c.len, &img, &bytes, &nb) &&
+				    strstr(img.path, drop)) {
+					dropped++;
+					continue;
+				}
+			}
+			if (c.type == PREC_TFILE_AUX && c.tid == corrupt.tid &&
+			    corrupt.off < c.arg + n && corrupt.off + corrupt.len > c.arg) {
+				uint64_t a = corrupt.off > c.arg ? corrupt.off - c.arg : 0;
+				uint64_t b = corrupt.off + corrupt.len - c.arg;
+
+				if (b > n)
+					b = n;
+				free(tmp);
+				tmp = malloc(n);
+				if (!tmp) {
+					err = -ENOMEM;
+					break;
+				}
+				memcpy(tmp, p, n);
+				memset(tmp + a, 0xd9, b - a);
+				corrupted += b - a;
+				p = tmp;
+			}
+			if (c.type == PREC_TFILE_AUX && c.tid == cut.tid && cut.off < c.arg + n &&
+			    cut.off + cut.len > c.arg) {
+				uint64_t a = cut.off > c.arg ? cut.off - c.arg : 0;
+				uint64_t b = cut.off + cut.len - c.arg;
+
+				if (b > n)
+					b = n;
+				/* The bytes before and after the hole, as two chunks. */
+				if (a)
+					err = write_aux(w, &c, c.arg, p, a);
+				if (!err && b < n)
+					err = write_aux(w, &c, c.arg + b, p + b, n - b);
+				cut_bytes += b - a;
+				if (err)
+					break;
 				continue;
 			}
-		}
-		if (c.type == PREC_TFILE_AUX && c.tid == corrupt.tid &&
-		    corrupt.off < c.arg + n && corrupt.off + corrupt.len > c.arg) {
-			uint64_t a = corrupt.off > c.arg ? corrupt.off - c.arg : 0;
-			uint64_t b = corrupt.off + corrupt.len - c.arg;
-
-			if (b > n)
-				b = n;
-			free(tmp);
-			tmp = malloc(n);
-			if (!tmp) {
-				err = -ENOMEM;
-				break;
-			}
-			memcpy(tmp, p, n);
-			memset(tmp + a, 0xd9, b - a);
-			corrupted += b - a;
-			p = tmp;
-		}
-		if (c.type == PREC_TFILE_AUX && c.tid == cut.tid && cut.off < c.arg + n &&
-		    cut.off + cut.len > c.arg) {
-			uint64_t a = cut.off > c.arg ? cut.off - c.arg : 0;
-			uint64_t b = cut.off + cut.len - c.arg;
-
-			if (b > n)
-				b = n;
-			/* The bytes before and after the hole, as two chunks. */
-			if (a)
-				err = write_aux(w, &c, c.arg, p, a);
-			if (!err && b < n)
-				err = write_aux(w, &c, c.arg + b, p + b, n - b);
-			cut_bytes += b - a;
+			if (c.type == PREC_TFILE_AUX)
+				err = write_aux(w, &c, c.arg, p, n);
+			else
+				err = prec_tfile_write_chunk(w, c.type, c.cpu, c.tid, c.arg, p, n);
 			if (err)
 				break;
-			continue;
 		}
-		if (c.type == PREC_TFILE_AUX)
-			err = write_aux(w, &c, c.arg, p, n);
-		else
-			err = prec_tfile_write_chunk(w, c.type, c.cpu, c.tid, c.arg, p, n);
-		if (err)
-			break;
 	}
 	if (err < 0) {
 		fprintf(stderr, "decode_damage: rewriting %s: %s\n", argv[2], prec_strerror(err));

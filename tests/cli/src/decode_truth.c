@@ -20,13 +20,28 @@
  *	tid TAB [flag TAB] indent name
  * with four spaces of indent per call depth, perf's depth rules (a call is
  * shown after its push, a return before its pop, a trace begin pops the
- * frame returning to it), and an unnamed address as %16x like perf.
+ * frame returning to it), and an address no symbol names as "file+0xOFF"
+ * (OFF its ELF address, or file offset if the file is not readable), %16x
+ * outside any mapping. Trace
+ * begins and ends are lines of the call-ret trace only; in the call trace a
+ * system call is one "[syscall]" line a level below its caller.
  *
  * -t NAME: trigger samples of event NAME (from the sideband) that changed
  * no state still trapped into the kernel, which the trace shows as a trace
  * end and a begin at the sample's IP. The sample is placed by its time,
  * which for a single-threaded process is the thread's instruction index
  * plus a constant learnt from the pause/resume lines.
+ *
+ * -p: a profile instead of a call trace, for ptdump --report and --windows:
+ * per function (file name and symbol) the calls and the instructions that
+ * ran in it traced, then per thread each trace window (resume to pause) with
+ * its instructions and calls:
+ *	F TAB file TAB name TAB calls TAB instructions
+ *	W TAB tid TAB instructions TAB calls
+ * A block's instructions count for the function of its first address.
+ *
+ * -u: the trace has no timestamps, so an exec does not restart the call
+ * depth (ptdump restarts it where timestamps place the exec).
  *
  * -m PATH: the file PATH is missing for the decoder (neither in the trace
  * file nor on disk), so nothing in it has a name: addresses in it are shown
@@ -317,6 +332,77 @@ static void read_plt_labels(struct file *f)
 	free(lab);
 }
 
+/* The .symtab of @path into @f, if it is an ELF file that has one. */
+static bool syms_from(struct file *f, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	bool has = false;
+
+	while (elf && !has && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		has = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+	}
+	if (has)
+		read_elf_syms(f, elf, false);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return has;
+}
+
+/*
+ * A stripped file's symbols from /usr/lib/debug/.build-id/xx/yyyy.debug, or
+ * the .gnu_debuglink file beside it, in .debug/ or under /usr/lib/debug.
+ */
+static bool debug_file_syms(struct file *f, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	char p[8192], dir[4096];
+	const char *sl = strrchr(f->path, '/');
+
+	if (elf_getshdrstrndx(elf, &shstr))
+		return false;
+	snprintf(dir, sizeof(dir), "%.*s", sl ? (int)(sl - f->path) : 1, sl ? f->path : ".");
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)) || !d->d_size)
+			continue;
+		n = elf_strptr(elf, shstr, sh.sh_name);
+		if (sh.sh_type == SHT_NOTE && d->d_size > 16 && !memcmp((char *)d->d_buf + 12, "GNU", 4) &&
+		    ((uint32_t *)d->d_buf)[2] == NT_GNU_BUILD_ID) {
+			const uint8_t *id = (const uint8_t *)d->d_buf + 16;
+			uint32_t len = ((uint32_t *)d->d_buf)[1], i;
+			int k = snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%02x/", id[0]);
+
+			for (i = 1; i < len && 16 + i < d->d_size; i++)
+				k += snprintf(p + k, sizeof(p) - (size_t)k, "%02x", id[i]);
+			snprintf(p + k, sizeof(p) - (size_t)k, ".debug");
+			if (syms_from(f, p))
+				return true;
+		}
+		if (n && !strcmp(n, ".gnu_debuglink") && memchr(d->d_buf, 0, d->d_size)) {
+			snprintf(p, sizeof(p), "%s/%s", dir, (char *)d->d_buf);
+			if (strcmp(p, f->path) && syms_from(f, p))
+				return true;
+			snprintf(p, sizeof(p), "%s/.debug/%s", dir, (char *)d->d_buf);
+			if (syms_from(f, p))
+				return true;
+			snprintf(p, sizeof(p), "/usr/lib/debug%s/%s", dir, (char *)d->d_buf);
+			if (syms_from(f, p))
+				return true;
+		}
+	}
+	return false;
+}
+
 static struct file *file_get(const char *path)
 {
 	struct file *f;
@@ -358,7 +444,12 @@ static struct file *file_get(const char *path)
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
 			have_symtab = true;
 	}
-	/* perf reads .symtab when there is one, else .dynsym. */
+	/*
+	 * perf reads .symtab when there is one, else that of a separate debug
+	 * file (dso__load()'s build-id and debuglink paths), else .dynsym.
+	 */
+	if (!have_symtab && debug_file_syms(f, elf))
+		have_symtab = true;
 	read_elf_syms(f, elf, !have_symtab);
 	elf_end(elf);
 	/* One symbol per address, the best one; sizes of 0 reach the next symbol. */
@@ -723,8 +814,26 @@ static bool block_last(int pid, size_t gen, const struct gen *g, uint64_t start,
 
 /* ---- the walk ---- */
 
-static bool ret_mode;
+static bool ret_mode, prof_mode;
+static bool untimed;       /* -u: the trace has no timestamps */
 static const char *missing_path;
+
+/* -p: per function and per window */
+struct pfn {
+	const char *file, *name;
+	uint64_t calls, insns;
+};
+
+static struct pfn *pfns;
+static size_t npfns, cpfns;
+
+struct pwin {
+	int tid;
+	uint64_t insns, calls;
+};
+
+static struct pwin *pwins;
+static size_t npwins, cpwins;
 
 struct thr {
 	int tid;
@@ -741,6 +850,8 @@ struct thr {
 	int64_t time_off;	/* sample time - index */
 	char *out;		/* this thread's output lines */
 	size_t olen, ocap;
+	long win;		/* -p: the open window, -1: none */
+	long prev_win;		/* -p: the window the previous block ran in */
 };
 
 static struct thr *thrs;
@@ -756,6 +867,7 @@ static struct thr *thr_get(int tid)
 	GROW(thrs, nthrs, cthrs);
 	memset(&thrs[nthrs], 0, sizeof(thrs[0]));
 	thrs[nthrs].tid = tid;
+	thrs[nthrs].win = thrs[nthrs].prev_win = -1;
 	return &thrs[nthrs++];
 }
 
@@ -792,25 +904,99 @@ static const struct gen *cur_gen(int pid, size_t *gi)
 	return &p->gens[p->cur];
 }
 
-static void line(struct thr *t, const char *flag, size_t depth, uint64_t addr)
+/* ptdump(1): indentation stops at 40 levels, "[+N] " says how much deeper. */
+static void emit_indent(struct thr *t, size_t depth)
+{
+	if (depth > 40)
+		emit(t, "%*s[+%zu] ", 160, "", depth - 40);
+	else
+		emit(t, "%*s", (int)depth * 4, "");
+}
+
+/* The symbol at @addr in thread @t's process, and its file (NULL if unmapped). */
+static const struct sym *sym_of(struct thr *t, uint64_t addr, const char **file)
 {
 	int pid = tid_pid(t->tid);
 	size_t gi = 0;
 	const struct gen *g = cur_gen(pid, &gi);
 	const struct map *m = g ? gen_lookup(g, addr) : NULL;
-	const struct sym *s = NULL;
 	uint64_t va;
 
+	*file = m ? m->f->path : NULL;
 	if (m && off_to_vaddr(m->f, addr - m->start + m->pgoff, &va) &&
 	    !(missing_path && !strcmp(m->f->path, missing_path)))
-		s = file_sym(m->f, va);
+		return file_sym(m->f, va);
+	return NULL;
+}
+
+static const char *file_base(const char *path)
+{
+	const char *sl = strrchr(path, '/');
+
+	return sl && sl[1] ? sl + 1 : path;
+}
+
+/*
+ * An address in a mapped file that no symbol names: the offset for
+ * "file+0xOFF", its ELF address, or the file offset where the file cannot be
+ * read. Not for kernel addresses.
+ */
+static bool objoff_of(struct thr *t, uint64_t addr, uint64_t *off)
+{
+	size_t gi = 0;
+	const struct gen *g = cur_gen(tid_pid(t->tid), &gi);
+	const struct map *m = g ? gen_lookup(g, addr) : NULL;
+
+	if (!m || addr >= 0xffff800000000000ull)
+		return false;
+	*off = addr - m->start + m->pgoff;
+	if (!(missing_path && !strcmp(m->f->path, missing_path)))
+		off_to_vaddr(m->f, *off, off);
+	return true;
+}
+
+/* -p: the entry of the function at @addr. */
+static struct pfn *pfn_at(struct thr *t, uint64_t addr)
+{
+	const char *file, *sl;
+	const struct sym *s = sym_of(t, addr, &file);
+	const char *name = s ? s->name : "[unknown]";
+	size_t i;
+
+	file = !file ? "[unknown]" : (sl = strrchr(file, '/')) ? sl + 1 : file;
+	for (i = 0; i < npfns; i++)
+		if (!strcmp(pfns[i].name, name) && !strcmp(pfns[i].file, file))
+			return &pfns[i];
+	GROW(pfns, npfns, cpfns);
+	pfns[npfns] = (struct pfn){ file, name, 0, 0 };
+	return &pfns[npfns++];
+}
+
+static void line(struct thr *t, const char *flag, size_t depth, uint64_t addr)
+{
+	const char *file;
+	const struct sym *s = sym_of(t, addr, &file);
+	uint64_t va;
+
+	if (prof_mode) {
+		if (!strcmp(flag, "call")) {
+			/* in the window of the call instruction */
+			pfn_at(t, addr)->calls++;
+			if (t->prev_win >= 0)
+				pwins[t->prev_win].calls++;
+		}
+		return;
+	}
 	emit(t, "%d\t", t->tid);
 	if (ret_mode)
 		emit(t, "%s\t", flag);
+	emit_indent(t, depth);
 	if (s)
-		emit(t, "%*s%s\n", (int)depth * 4, "", s->name);
+		emit(t, "%s\n", s->name);
+	else if (objoff_of(t, addr, &va))
+		emit(t, "%s+0x%" PRIx64 "\n", file_base(file), va);
 	else
-		emit(t, "%*s%16" PRIx64 "\n", (int)depth * 4, "", addr);
+		emit(t, "%16" PRIx64 "\n", addr);
 }
 
 static void push(struct thr *t, uint64_t ret)
@@ -830,26 +1016,46 @@ static void pop_to(struct thr *t, uint64_t to)
 		}
 }
 
+/* Trace begins and ends are lines of the call-ret trace only. */
 static void trace_begin(struct thr *t, uint64_t ip)
 {
 	pop_to(t, ip);
-	line(t, "tr strt", t->n, ip);
+	if (ret_mode)
+		line(t, "tr strt", t->n, ip);
 }
 
 static void trace_end(struct thr *t, uint64_t ip)
 {
-	line(t, "tr end", t->n, ip);
+	if (ret_mode)
+		line(t, "tr end", t->n, ip);
+}
+
+/*
+ * A system call leaves user-only tracing: the call-ret trace ends the trace
+ * there, the call trace has one "[syscall]" line a level below the caller.
+ */
+static void syscall_line(struct thr *t, uint64_t ip)
+{
+	if (ret_mode) {
+		trace_end(t, ip);
+		return;
+	}
+	if (prof_mode)
+		return;
+	emit(t, "%d\t", t->tid);
+	emit_indent(t, t->n + 1);
+	emit(t, "[syscall]\n");
 }
 
 /* Did exec put @pid into its next generation, starting at @ip? */
-static void maybe_exec(int pid, uint64_t ip)
+static bool maybe_exec(int pid, uint64_t ip)
 {
 	struct proc *p = proc_find(pid, false);
 	const struct gen *g;
 	size_t i;
 
 	if (!p || p->cur + 1 >= p->ngens)
-		return;
+		return false;
 	g = &p->gens[p->cur + 1];
 	for (i = 0; i < g->n; i++) {
 		const struct map *m = &g->maps[i];
@@ -858,9 +1064,20 @@ static void maybe_exec(int pid, uint64_t ip)
 		if (vaddr_to_off(m->f, m->f->entry, &off) && off >= m->pgoff &&
 		    off - m->pgoff < m->end - m->start && m->start + (off - m->pgoff) == ip) {
 			p->cur++;
-			return;
+			return true;
 		}
 	}
+	return false;
+}
+
+/*
+ * An exec: the new program starts with nothing on the stack (ptdump(1)),
+ * where timestamps place the exec in the trace.
+ */
+static void exec_check(struct thr *t, int pid, uint64_t ip)
+{
+	if (maybe_exec(pid, ip) && !untimed)
+		t->n = 0;
 }
 
 /*
@@ -917,12 +1134,9 @@ static void mark_sample_used(struct thr *t, uint64_t ip, uint64_t index)
  * (R/P lines) or a trap of a trigger that changed nothing (-t) ends tracing
  * there and, if it is still on, begins it again.
  */
-static void on_block(struct thr *t, uint64_t start, uint64_t end, uint32_t count)
+static void step(struct thr *t, uint64_t start)
 {
 	int pid = tid_pid(t->tid);
-	size_t gi = 0;
-	const struct gen *g;
-	struct insn last;
 	bool traced_cont = t->have_prev && t->prev_on && t->on;
 
 	if (t->have_prev && t->prev_on) {
@@ -955,9 +1169,9 @@ static void on_block(struct thr *t, uint64_t start, uint64_t end, uint32_t count
 			expect = x->next;
 			break;
 		case K_SYSCALL:
-			trace_end(t, x->ip);
+			syscall_line(t, x->ip);
 			ended = true;
-			maybe_exec(pid, start);
+			exec_check(t, pid, start);
 			break;
 		case K_IJMP:
 		case K_FAR:
@@ -981,15 +1195,24 @@ static void on_block(struct thr *t, uint64_t start, uint64_t end, uint32_t count
 	} else if (t->on) {
 		sample_trap(t, start);
 		if (t->have_prev && t->prev.kind == K_SYSCALL)
-			maybe_exec(pid, start);
+			exec_check(t, pid, start);
 		trace_begin(t, start);
 	} else {
 		sample_trap(t, start);
 		if (t->have_prev && t->prev.kind == K_SYSCALL)
-			maybe_exec(pid, start);
+			exec_check(t, pid, start);
 	}
-
 	t->marks = false;
+}
+
+static void on_block(struct thr *t, uint64_t start, uint64_t end, uint32_t count)
+{
+	int pid = tid_pid(t->tid);
+	size_t gi = 0;
+	const struct gen *g;
+	struct insn last;
+
+	step(t, start);
 	g = cur_gen(pid, &gi);
 	if (!g)
 		die("thread %d runs code but the sideband maps nothing for process %d", t->tid,
@@ -1002,6 +1225,26 @@ static void on_block(struct thr *t, uint64_t start, uint64_t end, uint32_t count
 	t->prev_on = t->on;
 	t->have_prev = true;
 	t->index += count;
+	t->prev_win = t->win;
+	if (prof_mode && t->on) {
+		pfn_at(t, start)->insns += count;
+		if (t->win >= 0)
+			pwins[t->win].insns += count;
+	}
+}
+
+/*
+ * The thread's process was killed while the thread stood at @ip: the step
+ * there happened, and tracing ended (FUP + TIP.PGD) before it.
+ */
+static void on_kill(struct thr *t, uint64_t ip)
+{
+	bool on = t->have_prev && t->prev_on && t->on;
+
+	step(t, ip);
+	if (on)
+		trace_end(t, ip);
+	t->have_prev = false;
 }
 
 static void on_mark(struct thr *t, bool resume, uint64_t ip, uint64_t index)
@@ -1012,11 +1255,20 @@ static void on_mark(struct thr *t, bool resume, uint64_t ip, uint64_t index)
 	}
 	t->on = resume;
 	mark_sample_used(t, ip, index);
+	if (!prof_mode)
+		return;
+	if (resume && t->win < 0) {
+		GROW(pwins, npwins, cpwins);
+		pwins[npwins] = (struct pwin){ t->tid, 0, 0 };
+		t->win = (long)npwins++;
+	} else if (!resume) {
+		t->win = -1;
+	}
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: decode_truth [-r] [-m PATH] [-t TRIGGER]... SIDEBAND TRUTH\n");
+	fprintf(stderr, "usage: decode_truth [-r|-p] [-m PATH] [-t TRIGGER]... SIDEBAND TRUTH\n");
 	exit(2);
 }
 
@@ -1027,13 +1279,19 @@ int main(int argc, char **argv)
 	size_t lineno = 0, i;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "rm:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "prum:t:")) != -1) {
 		switch (opt) {
 		case 'm':
 			missing_path = optarg;
 			break;
 		case 'r':
 			ret_mode = true;
+			break;
+		case 'p':
+			prof_mode = true;
+			break;
+		case 'u':
+			untimed = true;
 			break;
 		case 't':
 			trap_events = xrealloc(trap_events, (ntrap_events + 1) * sizeof(char *));
@@ -1071,6 +1329,8 @@ int main(int argc, char **argv)
 		} else if (sscanf(buf, "%c %d %llx %llu", &k, &tid, &a, &c) == 4 &&
 			   (k == 'R' || k == 'P')) {
 			on_mark(thr_get(tid), k == 'R', a, c);
+		} else if (sscanf(buf, "K %d %llx", &tid, &a) == 2) {
+			on_kill(thr_get(tid), a);
 		} else {
 			die("truth line %zu: unreadable: %.60s", lineno + 1, buf);
 		}
@@ -1085,7 +1345,13 @@ int main(int argc, char **argv)
 	/* A thread that ends traced leaves through its last system call (exit). */
 	for (i = 0; i < nthrs; i++)
 		if (thrs[i].have_prev && thrs[i].prev_on && thrs[i].prev.kind == K_SYSCALL)
-			trace_end(&thrs[i], thrs[i].prev.ip);
+			syscall_line(&thrs[i], thrs[i].prev.ip);
+	for (i = 0; prof_mode && i < npfns; i++)
+		printf("F\t%s\t%s\t%" PRIu64 "\t%" PRIu64 "\n", pfns[i].file, pfns[i].name,
+		       pfns[i].calls, pfns[i].insns);
+	for (i = 0; prof_mode && i < npwins; i++)
+		printf("W\t%d\t%" PRIu64 "\t%" PRIu64 "\n", pwins[i].tid, pwins[i].insns,
+		       pwins[i].calls);
 	for (i = 0; i < nthrs; i++)
 		if (thrs[i].olen && fwrite(thrs[i].out, 1, thrs[i].olen, stdout) != thrs[i].olen)
 			die("write error");

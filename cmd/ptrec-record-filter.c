@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/* ptrec record --filter: the tracer's address filters, resolved and checked up front. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ptrec-cmds.h"
+#include "spec/evspec.h"
+#include "spec/filter.h"
+#include "spec/pmu.h"
+#include "base/util.h"
+
+/* The tracer's caps/num_address_ranges (0 when it has none or cannot be read). */
+static unsigned address_ranges(const char *pmu)
+{
+	struct prec_pmu *p = NULL;
+	const char *v;
+	uint64_t n = 0;
+
+	if (prec_pmu_load(pmu, &p))
+		return 0;
+	v = prec_pmu_cap(p, "num_address_ranges");
+	if (!v || prec_parse_u64(v, 0, &n) || n > 64)
+		n = 0;
+	prec_pmu_free(p);
+	return (unsigned)n;
+}
+
+int rec_filter_resolve(const char *const *texts, size_t n, const struct prec_evlist *el,
+		       bool emulate, bool dry, char **out)
+{
+	struct prec_buf b = { 0 };
+	struct prec_diag d = { 0 };
+	const struct prec_event *aux;
+	unsigned ranges = 0, have;
+	size_t i;
+
+	*out = NULL;
+	if (!n)
+		return -1;
+	if (emulate) {
+		cli_err("--filter: the software tracer does not apply address filters yet");
+		fprintf(stderr, "  hint: record without --filter and choose what to see when "
+				"decoding (ptdump --symbol, --time), or use --func\n");
+		return EXIT_USAGE;
+	}
+	if (prec_evlist_aux_index(el) < 0)
+		return cli_usage_error("record", "--filter applies to a tracer (intel_pt, cs_etm); "
+				       "the events given have none");
+	aux = prec_evlist_event(el, (size_t)prec_evlist_aux_index(el));
+	for (i = 0; i < n; i++) {
+		unsigned k;
+
+		if (prec_filter_resolve(texts[i], &b, &k, &d) < 0) {
+			cli_diag("bad --filter", texts[i], &d);
+			prec_buf_free(&b);
+			return EXIT_USAGE;
+		}
+		ranges += k;
+	}
+	have = address_ranges(aux->pmu);
+	if (prec_filter_check_ranges(aux->pmu, have, ranges, &d) < 0) {
+		cli_diag(NULL, NULL, &d);
+		prec_buf_free(&b);
+		return EXIT_FAIL;
+	}
+	if (dry)
+		printf("# --filter: %s gets the address filters '%s' (%u of %u address ranges)\n",
+		       aux->pmu, b.data, ranges, have);
+	*out = b.data;
+	return -1;
+}

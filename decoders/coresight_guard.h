@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A guard in front of OpenCSD's ETMv4/ETE instruction decoder against
+ * packet sequences that crash it (OpenCSD 1.3.x, TrcPktDecodeEtmV4I):
+ *
+ * - a mispredict (I_MISPREDICT, I_CANCEL_F1_MISPRED, I_CANCEL_F2/F3) makes
+ *   mispredictAtom() walk the element stack from the newest element and
+ *   erase each address element it passes with an iterator it keeps using;
+ *   erasing the oldest element (an address with no atom behind it), or one
+ *   behind another kind of element, leaves that iterator dangling and the
+ *   next dynamic_cast reads freed memory (SIGSEGV);
+ * - committing an exception with no address element behind it reads the
+ *   back of an empty stack (processException()).
+ *
+ * The guard follows the decoder's element stack from the packets alone
+ * (OpenCSD's packet monitor gives each packet just before the decoder
+ * gets it) and names a packet that would reach one of those paths, so the
+ * caller can keep it from the decoder. Valid trace never does: a trace
+ * unit without speculation (TRCIDR8.MAXSPEC 0, every Arm core so far)
+ * writes no mispredict, cancel or commit packets, and one with it
+ * mispredicts and cancels only atoms it has sent. Where the model cannot
+ * follow (a packet kind it does not know, more elements than it holds, a
+ * step the decoder reports as an error) it names every mispredict, cancel
+ * and commit packet until the decoder synchronizes again.
+ */
+#ifndef PREC_CORESIGHT_GUARD_H
+#define PREC_CORESIGHT_GUARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <opencsd/etmv4/trc_pkt_types_etmv4.h>
+
+#define PREC_CS_GUARD_ELEMS 64
+
+struct prec_cs_guard {
+	uint8_t state;            /* waiting for A-sync, for trace info, decoding */
+	bool lost;                /* the model cannot follow the decoder until it syncs again */
+	bool pend_addr;           /* an exception waits for its address */
+	uint32_t max_spec;        /* TRCIDR8.MAXSPEC */
+	uint32_t depth;           /* the decoder's speculation depth */
+	uint32_t n;               /* elements on the stack, [0] the oldest */
+	struct prec_cs_gelem {
+		uint8_t kind;
+		uint8_t atoms;    /* atoms not yet committed or cancelled */
+	} el[PREC_CS_GUARD_ELEMS];
+};
+
+/* A decoder that has just been reset (waits for an A-sync) with @max_spec. */
+void prec_cs_guard_reset(struct prec_cs_guard *g, uint32_t max_spec);
+
+/*
+ * Follows packet @p into the decoder. Returns NULL, or what is wrong with a
+ * packet the decoder must not get; the model then waits for an A-sync.
+ */
+const char *prec_cs_guard_packet(struct prec_cs_guard *g, const ocsd_etmv4_i_pkt *p);
+
+#endif

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The first process of the guest that `ptrec record --emulate=system` boots
+ * (a static program, /init of the guest's initramfs). It runs the workload
+ * named in /ptrec/argv (NUL-separated) with the console's second serial port
+ * as its standard output and error, tells the tracer which process it is,
+ * and powers the guest off when it ends.
+ *
+ * The mailbox: a reserved range of guest-physical memory (the kernel's
+ * memmap=SIZE$ADDR keeps it out of use) that the host reads from the file
+ * backing the guest's RAM. src/record/emusys.h documents its layout. Before
+ * the workload runs: the kernel's symbols (/proc/kallsyms) and its pid;
+ * when it ends (a ptrace exit stop, its mappings still in place): its
+ * executable mappings (/proc/PID/maps) and then its exit status.
+ *
+ * The workload's process calls ptrec_guest_mark() just before it execs the
+ * workload; the tracer watches that address to learn which kernel task it is.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "record/emusys_mb.h"
+
+static volatile struct prec_emusys_mb *mb;
+
+__attribute__((noinline, used)) void ptrec_guest_mark(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+static void say(const char *msg)
+{
+	int fd = open("/dev/console", O_WRONLY | O_NOCTTY);
+
+	if (fd >= 0) {
+		if (write(fd, msg, strlen(msg)) < 0)
+			(void)0;
+		close(fd);
+	}
+}
+
+static void power_off(void)
+{
+	sync();
+	reboot(RB_POWER_OFF);
+	for (;;)
+		pause();
+}
+
+/* Copies the file @path to the mailbox at @off (at most @max bytes); its length. */
+static uint32_t copy_in(const char *path, size_t off, size_t max)
+{
+	int fd = open(path, O_RDONLY);
+	size_t n = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return 0;
+	while (n < max && (r = read(fd, (char *)mb + off + n, max - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	return (uint32_t)n;
+}
+
+static char **read_argv(void)
+{
+	static char buf[65536];
+	static char *argv[256];
+	int fd = open("/ptrec/argv", O_RDONLY), n = 0;
+	ssize_t len;
+
+	if (fd < 0)
+		return NULL;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return NULL;
+	buf[len] = 0;
+	for (char *p = buf; p < buf + len && n < 255; p += strlen(p) + 1)
+		argv[n++] = p;
+	argv[n] = NULL;
+	return argv;
+}
+
+/* The workload's standard output: the second serial port, no CR added. */
+static void setup_stdio(void)
+{
+	int in = open("/dev/null", O_RDONLY), out = open("/dev/ttyS1", O_WRONLY | O_NOCTTY);
+	struct termios tio;
+
+	if (out < 0)
+		out = open("/dev/console", O_WRONLY | O_NOCTTY);
+	if (out >= 0 && !tcgetattr(out, &tio)) {
+		tio.c_oflag &= ~(tcflag_t)OPOST;
+		tcsetattr(out, TCSANOW, &tio);
+	}
+	dup2(in, 0);
+	dup2(out, 1);
+	dup2(out, 2);
+}
+
+static void child(char **argv)
+{
+	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+	raise(SIGSTOP);
+	ptrec_guest_mark();
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+/* Runs the child until it exits; its wait status. */
+static int supervise(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+		return st;
+	ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL));
+	mb->pid = (uint32_t)pid;
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
+	for (;;) {
+		int sig = 0;
+
+		if (waitpid(pid, &st, 0) != pid) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return st;
+		if (!WIFSTOPPED(st))
+			continue;
+		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8))) {
+			char path[64];
+
+			snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+			mb->maps_len = copy_in(path, PREC_EMUSYS_MB_MAPS, PREC_EMUSYS_MB_MAPS_MAX);
+		} else if (WSTOPSIG(st) != SIGTRAP) {
+			sig = WSTOPSIG(st);
+		}
+		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+	}
+}
+
+int main(void)
+{
+	char **argv;
+	pid_t pid;
+	int fd, st;
+
+	mkdir("/proc", 0755);
+	mkdir("/dev", 0755);
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("dev", "/dev", "devtmpfs", 0, NULL);
+	fd = open("/dev/mem", O_RDWR | O_SYNC);
+	if (fd >= 0)
+		mb = mmap(NULL, PREC_EMUSYS_MB_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			  PREC_EMUSYS_MB_PHYS);
+	if (fd < 0 || mb == MAP_FAILED) {
+		say("ptrec-guest: cannot map the mailbox through /dev/mem\n");
+		power_off();
+	}
+	argv = read_argv();
+	if (!argv) {
+		say("ptrec-guest: no /ptrec/argv\n");
+		power_off();
+	}
+	mb->ksyms_len = copy_in("/proc/kallsyms", PREC_EMUSYS_MB_KSYMS, PREC_EMUSYS_MB_KSYMS_MAX);
+	setup_stdio();
+	pid = fork();
+	if (pid == 0)
+		child(argv);
+	st = pid < 0 ? -1 : supervise(pid);
+	mb->status = (uint32_t)st;
+	mb->done = PREC_EMUSYS_MB_DONE;
+	msync((void *)mb, PREC_EMUSYS_MB_SIZE, MS_SYNC);
+	power_off();
+	return 0;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The whole-system software tracer: a qemu-system-x86_64 TCG plugin that
+ * follows one workload process of a Linux guest, user and kernel code, and
+ * writes Intel PT for it as per-thread hardware tracing with `u`, `k` or
+ * both would (man/ptrec-emulate.7).
+ *
+ * What the plugin knows of the guest comes from guest memory, which it
+ * reads from the file backing the guest's RAM (file offset = guest-physical
+ * address): the kernel's symbols (written to the mailbox by the guest's
+ * first process, src/record/emusys_mb.h) and through them the current task
+ * (the per-CPU current_task), so that only the workload's task is traced.
+ * The guest runs on one virtual CPU, booted with nokaslr.
+ */
+#ifndef EMU_SYSTEM_SYS_H
+#define EMU_SYSTEM_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pt_enc.h"
+
+#define SYS_MAX_TRIG 64
+#define SYS_MAX_ENTRIES 512
+#define SYS_KRET_DEPTH 256
+
+enum sys_act { SYS_ACT_NONE, SYS_ACT_PAUSE, SYS_ACT_RESUME };
+enum sys_tk { SYS_TK_KENTRY, SYS_TK_KRET, SYS_TK_INSNS };
+
+struct sys_trig {
+	int idx;    /* event index in ptrec's group; sample id idx + 1 */
+	int action; /* enum sys_act */
+	int kind;   /* enum sys_tk */
+	char sym[128];
+	uint64_t addr; /* resolved from the guest's symbols */
+	/* SYS_TK_INSNS: every @period instructions of the workload, user and/or kernel */
+	uint64_t period, next;
+	int u, k;
+};
+
+/* A translated block. */
+struct sys_tb {
+	uint64_t start, last, next, target;
+	uint32_t ninsn;
+	uint8_t kind;  /* enum emu_br */
+	uint64_t insn[]; /* each instruction's address */
+};
+
+struct sys_cfg {
+	char ram[4096];     /* the file backing guest RAM */
+	uint64_t ram_size;
+	uint64_t mark;      /* ptrec_guest_mark() in the guest's first process */
+	char comm[16];      /* the workload's name */
+	int u, k;           /* trace user / kernel code */
+	int start_paused, truth;
+	struct emu_pt_cfg pt;
+	struct sys_trig trig[SYS_MAX_TRIG];
+	int ntrig;
+};
+
+extern struct sys_cfg sys_cfg;
+
+/* ---- guest memory and symbols (guest.c) ---- */
+
+/* Maps the RAM file; 0 or -1. */
+int sys_guest_open(void);
+/* Reads @n bytes at guest-physical @pa; 0 or -1. */
+int sys_guest_read_phys(uint64_t pa, void *dst, size_t n);
+/* Learns the kernel's layout from the symbols in the mailbox; 0 or -1. */
+int sys_guest_learn(void);
+/* A kernel symbol's address, 0 if unknown (after sys_guest_learn). */
+uint64_t sys_guest_sym(const char *name);
+/* The current task (task_struct address) of CPU 0; 0 if unreadable. */
+uint64_t sys_guest_current(void);
+/* The mailbox's pid of the workload. */
+int sys_guest_workload_pid(void);
+/*
+ * Whether @ip is the entry of an interrupt or exception handler: 0 if not,
+ * else how far above the handler's first stack store the CPU's frame
+ * holds the interrupted RIP (8 or 16).
+ */
+int sys_guest_is_entry(uint64_t ip);
+
+/* ---- configuration (config.c) ---- */
+
+/* Reads the configuration text from descriptor @fd; 0 or -1 (reported). */
+int sys_cfg_load(int fd);
+
+#endif

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --call-trace --durations: the call trace with each call's duration and
+ * instruction count, in the manner of uftrace replay: a call that calls
+ * nothing is one line "name();", any other opens with "name() {" and
+ * closes with "} (slash-star) name (star-slash)" where the numbers are. A tap of
+ * prec_output_run() (output.h): the same events, filters and call depths
+ * as --call-trace.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/array.h"
+#include "decoders/decoder.h"
+#include "output/report.h"
+#include "session/image.h"
+
+struct dframe {
+	uint64_t ret, t0, i0, time;
+	const char *name;         /* owned by the symbol table, or NULL */
+	uint64_t addr;
+	char objoff[80];          /* "object+0xOFF" when no symbol names it */
+	bool opened;              /* its "name() {" line is out */
+	bool visible;             /* the filters pass its call */
+};
+
+struct dthr {
+	int tid;
+	struct dframe *stk;
+	size_t n;
+	uint64_t insns;
+};
+
+struct dctx {
+	struct prec_session *s;
+	FILE *out;
+	bool timed;
+	int max_depth;            /* lines deeper than this are left out; 0: all */
+	struct dthr *thr;
+	size_t nthr;
+	int err;
+};
+
+static struct dthr *dthr_get(struct dctx *c, int tid)
+{
+	size_t i;
+
+	for (i = 0; i < c->nthr; i++)
+		if (c->thr[i].tid == tid)
+			return &c->thr[i];
+	if (PREC_ARRAY_RESERVE(c->thr, c->nthr, 1))
+		return NULL;
+	memset(&c->thr[c->nthr], 0, sizeof(c->thr[0]));
+	c->thr[c->nthr].tid = tid;
+	return &c->thr[c->nthr++];
+}
+
+/* "comm tid time: DURATION INSNS | indent" */
+static void line_head(struct dctx *c, int tid, uint64_t time, const uint64_t *dur,
+		      const uint64_t *insns, size_t depth)
+{
+	const char *comm = prec_session_comm(c->s, tid, time || c->timed ? time : UINT64_MAX);
+
+	fprintf(c->out, "%16s %7d %5" PRIu64 ".%09" PRIu64 ": ", comm && *comm ? comm : "?", tid,
+		time / 1000000000, time % 1000000000);
+	if (dur && c->timed)
+		fprintf(c->out, "%10.3f us ", *dur / 1000.0);
+	else
+		fprintf(c->out, "%13s ", "");
+	if (insns)
+		fprintf(c->out, "%10" PRIu64 " insns ", *insns);
+	else
+		fprintf(c->out, "%16s ", "");
+	fprintf(c->out, "| %*s", (int)(depth > 1024 ? 1024 : depth) * 4, "");
+}
+
+static void frame_name(struct dctx *c, const struct dframe *f)
+{
+	if (f->name)
+		fputs(f->name, c->out);
+	else if (f->objoff[0])
+		fputs(f->objoff, c->out);
+	else
+		fprintf(c->out, "%16" PRIx64, f->addr); /* as --call-trace */
+}
+
+/* Writes the "name() {" line of frame @k of @t if it is not out yet. */
+static void open_line(struct dctx *c, struct dthr *t, size_t k)
+{
+	struct dframe *f = &t->stk[k];
+
+	if (f->opened)
+		return;
+	f->opened = true;
+	if (!f->visible || (c->max_depth && k + 1 > (size_t)c->max_depth))
+		return;
+	line_head(c, t->tid, f->time, NULL, NULL, k + 1);
+	frame_name(c, f);
+	fputs("() {\n", c->out);
+}
+
+static void close_top(struct dctx *c, struct dthr *t, uint64_t time)
+{
+	struct dframe *f = &t->stk[t->n - 1];
+	uint64_t dur = time > f->t0 ? time - f->t0 : 0, insns = t->insns - f->i0;
+	size_t depth = t->n--;
+
+	if (!f->visible || (c->max_depth && depth > (size_t)c->max_depth))
+		return;
+	line_head(c, t->tid, f->opened ? time : f->time, &dur, &insns, depth);
+	if (f->opened) {
+		fputs("} /* ", c->out);
+		frame_name(c, f);
+		fputs(" */\n", c->out);
+	} else {
+		frame_name(c, f);
+		fputs("();\n", c->out);
+	}
+}
+
+static void pop_to(struct dctx *c, struct dthr *t, uint64_t to, uint64_t time)
+{
+	size_t i;
+
+	if (!to)
+		return;
+	for (i = t->n; i > 0; i--)
+		if (t->stk[i - 1].ret == to) {
+			while (t->n >= i)
+				close_top(c, t, time);
+			return;
+		}
+}
+
+static void on_call(struct dctx *c, struct dthr *t, const struct prec_tev *ev, bool vis)
+{
+	struct prec_aspace *as = prec_images_aspace(prec_session_images(c->s), ev->pid,
+						    ev->time || c->timed ? ev->time : UINT64_MAX);
+	enum prec_br_kind k = ev->u.branch.kind;
+	struct prec_loc loc;
+
+	if (PREC_ARRAY_RESERVE(t->stk, t->n, 1)) {
+		c->err = -ENOMEM;
+		return;
+	}
+	if (t->n)
+		open_line(c, t, t->n - 1);
+	prec_aspace_resolve(as, ev->u.branch.to, &loc);
+	t->stk[t->n++] = (struct dframe){
+		.ret = k == PREC_BR_INTERRUPT ? ev->u.branch.from :
+						ev->u.branch.from + ev->u.branch.insn_len,
+		.t0 = ev->time, .i0 = t->insns, .time = ev->time,
+		.name = loc.sym ? loc.sym->name : NULL, .addr = ev->u.branch.to, .visible = vis,
+	};
+	if (!loc.sym)
+		prec_loc_objoff(&loc, t->stk[t->n - 1].objoff, sizeof(t->stk[t->n - 1].objoff));
+}
+
+static int tap_event(void *arg, size_t stream, const struct prec_tev *ev,
+		     const struct prec_tap_info *info)
+{
+	struct dctx *c = arg;
+	struct dthr *t = dthr_get(c, ev->tid);
+	enum prec_br_kind k;
+
+	(void)stream;
+	if (!t)
+		return -ENOMEM;
+	switch (ev->type) {
+	case PREC_TEV_BLOCK:
+		if (info->visible)
+			t->insns += ev->u.block.ninsn;
+		break;
+	case PREC_TEV_BRANCH:
+		k = ev->u.branch.kind;
+		if (k == PREC_BR_CALL ||
+		    ((k == PREC_BR_SYSCALL || k == PREC_BR_INTERRUPT) && ev->u.branch.to))
+			on_call(c, t, ev, info->visible);
+		else if (k == PREC_BR_RETURN || k == PREC_BR_SYSRET)
+			pop_to(c, t, ev->u.branch.to, ev->time);
+		break;
+	case PREC_TEV_TRACE_BEGIN:
+		pop_to(c, t, ev->u.trace.ip, ev->time);
+		break;
+	default:
+		break;
+	}
+	return c->err ? c->err : ferror(c->out) ? prec_view_status(c->out) : 0;
+}
+
+int prec_view_durations(struct prec_session *s, const struct prec_output_opts *o, FILE *out)
+{
+	struct dctx c = { s, out, prec_session_machine(s)->tsc, o->max_depth, NULL, 0, 0 };
+	struct prec_tap tap = { tap_event, NULL, &c };
+	struct prec_output_opts oo = *o;
+	size_t i, k;
+	int err;
+
+	oo.fmt = PREC_FMT_TAP;
+	oo.tap = &tap;
+	err = prec_output_run(s, &oo, out);
+	/* calls that never returned in the trace: their opening lines */
+	for (i = 0; i < c.nthr; i++) {
+		for (k = 0; !err && k < c.thr[i].n; k++)
+			open_line(&c, &c.thr[i], k);
+		free(c.thr[i].stk);
+	}
+	free(c.thr);
+	return err ? err : prec_view_status(out);
+}

@@ -1,0 +1,1666 @@
+// SPDX-License-Identifier: MIT
+/* Formatters above the decoder interface: call traces, insns, branches, stats. */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/image.h"
+#include "decoders/decoder.h"
+#include "output/output.h"
+#include "base/util.h"
+#include "tracefile/tfile.h"
+
+#define OUTBUF_SIZE (1u << 20)
+#define STACK_MAX 4096
+#define DSO_PAD 50
+
+struct thr {
+	int tid;
+	uint64_t *stk;            /* return addresses, [0] outermost */
+	uint32_t n, cap;
+	bool active;              /* --symbol: under the function */
+	bool by_ip;               /* activated by a trace begin inside it */
+	uint32_t adepth;
+	bool in_syscall;          /* the last trace end was a syscall */
+	bool ended;               /* tracing has ended at least once */
+	bool paused;              /* the last trace end was named a pause */
+	uint64_t end_time;        /* time of the last trace end */
+	uint32_t plt_depth;       /* --no-plt: the depth of a call through a PLT
+				     stub whose line waits for its target; 0: none */
+	struct prec_tev plt_ev;   /* that call */
+	struct prec_loc plt_from, plt_stub; /* where it was made, the stub */
+};
+
+struct sstats {
+	uint64_t insns, blocks, branches, calls, rets, begins, ends, errors, gaps, lost,
+		overflows, switches, syscalls, interrupts, pauses;
+	bool skipped;             /* not decoded: filtered out by --tid/--pid/--cpu */
+};
+
+struct trig {
+	uint64_t time;
+	uint64_t ip;              /* where the sample was taken */
+	int tid, cpu, ev;
+	enum prec_evkind kind;
+};
+
+struct prec_fmt_ctx {
+	struct prec_session *s;
+	struct prec_images *im;
+	struct prec_output_opts o;
+	FILE *out;
+	char *buf;
+	size_t len;
+	int werr;
+	int spacing;
+	bool show_cpu;
+	bool time_filter;
+	bool timed;               /* time 0 is a time (else: unknown) */
+	bool symbol_ran;          /* --symbol: the function ran at least once */
+	bool ev_vis;              /* --symbol: the last event is under the function */
+	struct {
+		const char *dso;
+		bool hidden;
+	} hide_c;                 /* --hide-dso: the last object asked about */
+
+	struct thr *thr;
+	size_t nthr, cthr, last;
+
+	struct sstats *st;        /* per stream */
+	size_t nst;
+	uint64_t *trig_count;     /* per event */
+	struct trig *trigs;
+	size_t ntrigs;
+
+	csh cs;
+	bool cs_ok;
+	bool cs_x86;              /* the mode follows the blocks' (16/32/64) */
+	uint8_t cs_mode;          /* the mode capstone is in, in bits */
+	bool cs_tried;            /* opened for a signal's instruction (or it failed) */
+	int trig_last;            /* the trigger of the last trace begin/end */
+
+	/*
+	 * Caches of the lookups every line makes: a thread's name and a
+	 * process's address space, each with the times over which the
+	 * session gives the same answer, and symbols by (space, address).
+	 */
+	struct {
+		int tid;
+		uint64_t from, until;
+		const char *comm;
+	} comm_c;
+	struct {
+		int pid;
+		uint64_t from, until;
+		struct prec_aspace *as;
+	} as_c;
+	struct loc_ent *locs;     /* LOC_CACHE entries */
+};
+
+#define LOC_CACHE_BITS 12
+
+struct loc_ent {
+	const struct prec_aspace *as;  /* NULL: empty */
+	uint64_t addr;
+	struct prec_loc loc;
+};
+
+const char *prec_hw_kind_name(int kind)
+{
+	static const char *const names[] = {
+		[PREC_HW_PTWRITE] = "ptwrite",	 [PREC_HW_MWAIT] = "mwait",
+		[PREC_HW_PWRE] = "pwre",	 [PREC_HW_PWRX] = "pwrx",
+		[PREC_HW_EXSTOP] = "exstop",	 [PREC_HW_CBR] = "cbr",
+		[PREC_HW_PAGING] = "paging",	 [PREC_HW_VMCS] = "vmcs",
+		[PREC_HW_TSX_BEGIN] = "tx begin", [PREC_HW_TSX_COMMIT] = "tx commit",
+	};
+
+	return kind > 0 && (size_t)kind < PREC_ARRAY_SIZE(names) ? names[kind] : "?";
+}
+
+const char *prec_br_kind_name(enum prec_br_kind k)
+{
+	switch (k) {
+	case PREC_BR_CALL:
+		return "call";
+	case PREC_BR_RETURN:
+		return "return";
+	case PREC_BR_JUMP:
+		return "jmp";
+	case PREC_BR_COND:
+		return "jcc";
+	case PREC_BR_INDIRECT:
+		return "ind jmp";
+	case PREC_BR_SYSCALL:
+		return "syscall";
+	case PREC_BR_SYSRET:
+		return "sysret";
+	case PREC_BR_FAR:
+		return "far";
+	case PREC_BR_INTERRUPT:
+		return "hw int";
+	case PREC_BR_TX_ABORT:
+		return "tx abrt";
+	default:
+		return "none";
+	}
+}
+
+void prec_output_opts_init(struct prec_output_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->pid = o->tid = o->cpu = -1;
+	o->show_cpu = -1;
+}
+
+/* ---- buffered output ---- */
+
+static int flush_out(struct prec_fmt_ctx *f)
+{
+	if (f->werr)
+		return f->werr;
+	if (f->len && fwrite(f->buf, 1, f->len, f->out) != f->len)
+		f->werr = errno == EPIPE ? -EPIPE : -EIO;
+	f->len = 0;
+	return f->werr;
+}
+
+static int out(struct prec_fmt_ctx *f, const char *fmt, ...) prec_printf(2, 3);
+static int out(struct prec_fmt_ctx *f, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (f->werr)
+		return 0;
+	va_start(ap, fmt);
+	n = vsnprintf(f->buf + f->len, OUTBUF_SIZE - f->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return 0;
+	if ((size_t)n >= OUTBUF_SIZE - f->len) {
+		if (flush_out(f))
+			return 0;
+		va_start(ap, fmt);
+		n = vsnprintf(f->buf, OUTBUF_SIZE, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return 0;
+		if ((size_t)n >= OUTBUF_SIZE)
+			n = OUTBUF_SIZE - 1;
+	}
+	f->len += (size_t)n;
+	return n;
+}
+
+/*
+ * Appending without printf: the pieces of the lines printed per event
+ * (prefix, call lines). Each gives the same bytes as the printf format noted.
+ */
+static void put(struct prec_fmt_ctx *f, const char *p, size_t n)
+{
+	if (f->werr)
+		return;
+	if (n > OUTBUF_SIZE - f->len && flush_out(f))
+		return;
+	if (n >= OUTBUF_SIZE)
+		n = OUTBUF_SIZE - 1;
+	memcpy(f->buf + f->len, p, n);
+	f->len += n;
+}
+
+static void put_spaces(struct prec_fmt_ctx *f, size_t n)
+{
+	static const char sp[64] = "                                                                ";
+
+	while (n) {
+		size_t k = PREC_MIN(n, sizeof(sp));
+
+		put(f, sp, k);
+		n -= k;
+	}
+}
+
+/* "%*s" (@left: "%-*s") of the first @n bytes of @p */
+static void put_pad(struct prec_fmt_ctx *f, const char *p, size_t n, size_t width, bool left)
+{
+	if (!left && n < width)
+		put_spaces(f, width - n);
+	put(f, p, n);
+	if (left && n < width)
+		put_spaces(f, width - n);
+}
+
+/* "%*d" (@zero: "%0*d") of @v */
+static void put_dec(struct prec_fmt_ctx *f, int64_t v, size_t width, bool zero)
+{
+	char b[24], *e = b + sizeof(b), *p = e;
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	while (zero && (size_t)(e - p) < width - (v < 0))
+		*--p = '0';
+	if (v < 0)
+		*--p = '-';
+	put_pad(f, p, (size_t)(e - p), width, false);
+}
+
+/* "%*" PRIx64 of @v */
+static void put_hex(struct prec_fmt_ctx *f, uint64_t v, size_t width)
+{
+	char b[16], *e = b + sizeof(b), *p = e;
+
+	do {
+		*--p = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	put_pad(f, p, (size_t)(e - p), width, false);
+}
+
+/* ---- threads and shadow stacks ---- */
+
+static struct thr *thread_get(struct prec_fmt_ctx *f, int tid)
+{
+	size_t i;
+
+	if (f->last < f->nthr && f->thr[f->last].tid == tid)
+		return &f->thr[f->last];
+	for (i = 0; i < f->nthr; i++)
+		if (f->thr[i].tid == tid) {
+			f->last = i;
+			return &f->thr[i];
+		}
+	if (f->nthr == f->cthr) {
+		size_t nc = f->cthr ? f->cthr * 2 : 16;
+		struct thr *n = realloc(f->thr, nc * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		f->thr = n;
+		f->cthr = nc;
+	}
+	memset(&f->thr[f->nthr], 0, sizeof(*f->thr));
+	f->thr[f->nthr].tid = tid;
+	f->last = f->nthr;
+	return &f->thr[f->nthr++];
+}
+
+static void stk_push(struct thr *t, uint64_t ret)
+{
+	if (t->n == t->cap) {
+		if (t->cap >= STACK_MAX) {
+			/* Deep recursion: forget the outermost frame. */
+			memmove(t->stk, t->stk + 1, (t->n - 1) * sizeof(*t->stk));
+			t->n--;
+			if (t->adepth)
+				t->adepth--;
+			if (t->plt_depth > 1)
+				t->plt_depth--;
+		} else {
+			uint32_t nc = t->cap ? t->cap * 2 : 64;
+			uint64_t *n = realloc(t->stk, nc * sizeof(*n));
+
+			if (!n)
+				return;
+			t->stk = n;
+			t->cap = nc;
+		}
+	}
+	t->stk[t->n++] = ret;
+}
+
+/* Pops down to the frame returning to @to; false when none matches. */
+static bool stk_pop_to(struct thr *t, uint64_t to)
+{
+	uint32_t i;
+
+	if (!to)
+		return false;
+	for (i = t->n; i > 0; i--)
+		if (t->stk[i - 1] == to) {
+			t->n = i - 1;
+			return true;
+		}
+	return false;
+}
+
+int prec_fmt_depth(const struct prec_fmt_ctx *f, int tid)
+{
+	size_t i;
+
+	for (i = 0; i < f->nthr; i++)
+		if (f->thr[i].tid == tid)
+			return (int)f->thr[i].n;
+	return 0;
+}
+
+/* ---- pieces of a line ---- */
+
+/*
+ * The time at which to look up a thread's address space and name. The
+ * decoders report 0 before the first timestamp: in a timed trace that is its
+ * beginning (the decoder decodes it with the images of then), in an untimed
+ * one it is unknown and the last state is the best guess.
+ */
+static uint64_t ctx_time(const struct prec_fmt_ctx *f, uint64_t time)
+{
+	return time || f->timed ? time : UINT64_MAX;
+}
+
+/* prec_images_aspace(), through the cache */
+static struct prec_aspace *aspace_at(struct prec_fmt_ctx *f, int pid, uint64_t time)
+{
+	if (!f->as_c.as || f->as_c.pid != pid || time < f->as_c.from ||
+	    time >= f->as_c.until) {
+		f->as_c.as = prec_images_aspace_span(f->im, pid, time, &f->as_c.from,
+						     &f->as_c.until);
+		f->as_c.pid = pid;
+	}
+	return f->as_c.as;
+}
+
+/* prec_aspace_resolve(), through the cache (the answer depends on nothing else) */
+static void resolve_in(struct prec_fmt_ctx *f, struct prec_aspace *as, uint64_t addr,
+		       struct prec_loc *loc)
+{
+	size_t h = (size_t)(((addr ^ (addr >> 21)) ^ (uintptr_t)as) * 0x9e3779b97f4a7c15ull >>
+			    (64 - LOC_CACHE_BITS));
+	struct loc_ent *e = f->locs ? &f->locs[h] : NULL;
+
+	if (e && e->as == as && e->addr == addr) {
+		*loc = e->loc;
+		return;
+	}
+	prec_aspace_resolve(as, addr, loc);
+	if (e) {
+		e->as = as;
+		e->addr = addr;
+		e->loc = *loc;
+	}
+}
+
+static void resolve(struct prec_fmt_ctx *f, int pid, uint64_t time, uint64_t addr,
+		    struct prec_loc *loc)
+{
+	resolve_in(f, aspace_at(f, pid, time), addr, loc);
+}
+
+/* prec_session_comm(), through the cache */
+static const char *comm_at(struct prec_fmt_ctx *f, int tid, uint64_t time)
+{
+	if (!f->comm_c.comm || f->comm_c.tid != tid || time < f->comm_c.from ||
+	    time >= f->comm_c.until) {
+		f->comm_c.comm = prec_session_comm_span(f->s, tid, time, &f->comm_c.from,
+							&f->comm_c.until);
+		f->comm_c.tid = tid;
+	}
+	return f->comm_c.comm;
+}
+
+/* "%16s %7d [%03d] %5lu.%09lu: " */
+static void prefix(struct prec_fmt_ctx *f, int tid, int cpu, uint64_t time)
+{
+	const char *comm = tid >= 0 ? comm_at(f, tid, ctx_time(f, time)) : "";
+
+	if (*comm) {
+		put_pad(f, comm, strlen(comm), 16, false);
+	} else {
+		char c[24];
+		int n = snprintf(c, sizeof(c), ":%d", tid);
+
+		put_pad(f, c, (size_t)n, 16, false);
+	}
+	put(f, " ", 1);
+	put_dec(f, tid, 7, false);
+	put(f, " ", 1);
+	if (f->show_cpu && cpu >= 0) {
+		put(f, "[", 1);
+		put_dec(f, cpu, 3, true);
+		put(f, "] ", 2);
+	}
+	put_dec(f, (int64_t)(time / 1000000000), 5, false);
+	put(f, ".", 1);
+	put_dec(f, (int64_t)(time % 1000000000), 9, true);
+	put(f, ": ", 2);
+}
+
+static void flags_col(struct prec_fmt_ctx *f, const char *name)
+{
+	if (f->o.fmt == PREC_FMT_CALL_RET_TRACE)
+		out(f, "  %-21s ", name);
+}
+
+/*
+ * The indentation for a call depth: four columns a level, as perf's
+ * callindent, up to INDENT_MAX levels; deeper frames line up there with
+ * "[+N] " before the name, N the levels beyond, so that a line stays
+ * readable and its length does not grow with the depth (ptdump(1)).
+ * Returns the columns written.
+ */
+#define INDENT_MAX 40
+
+static int indent(struct prec_fmt_ctx *f, uint32_t depth)
+{
+	if (depth <= INDENT_MAX)
+		return out(f, "%*s", (int)depth * 4, "");
+	return out(f, "%*s[+%u] ", INDENT_MAX * 4, "", depth - INDENT_MAX);
+}
+
+/*
+ * "(dso)\t" + indent + name; returns the width after the tab. The name is
+ * @text if not NULL, else the symbol of @loc, else the object and offset
+ * ("gzip+0x3f10"), else @addr.
+ */
+static int dso_name_col(struct prec_fmt_ctx *f, const char *dso, uint32_t depth,
+			const struct prec_loc *loc, uint64_t addr, const char *text)
+{
+	const char *name = text ? text : loc->sym ? loc->sym->name : NULL;
+	char buf[256];
+
+	out(f, "(%-*.*s)\t", DSO_PAD, DSO_PAD - 1, dso ? dso : "[unknown]");
+	if (!name && prec_loc_objoff(loc, buf, sizeof(buf)))
+		name = buf;
+	if (name)
+		return indent(f, depth) + out(f, "%s", name);
+	if (addr)
+		return indent(f, depth) + out(f, "%16" PRIx64, addr);
+	return 0;
+}
+
+/* dso_name_col() padded to a sticky width like perf's callindent. */
+static void callindent(struct prec_fmt_ctx *f, const char *dso, uint32_t depth,
+		       const struct prec_loc *loc, uint64_t addr, const char *text)
+{
+	int len = dso_name_col(f, dso, depth, loc, addr, text);
+	if (len > f->spacing || (len && len < f->spacing - 52))
+		f->spacing = (len + 4 + 31) / 32 * 32;
+	if (len < f->spacing)
+		put_spaces(f, (size_t)(f->spacing - len));
+	put(f, "\n", 1);
+}
+
+/* "%s+0x%" PRIx64 " (%s)" of the symbol and dso, "[unknown]" for either unknown */
+static void symoff(struct prec_fmt_ctx *f, const struct prec_loc *loc, uint64_t addr)
+{
+	const char *dso = loc->dso ? loc->dso : "[unknown]";
+
+	if (loc->sym) {
+		put(f, loc->sym->name, strlen(loc->sym->name));
+		put(f, "+0x", 3);
+		put_hex(f, loc->symoff, 0);
+	} else {
+		put(f, "[unknown]", 9);
+	}
+	put(f, " (", 2);
+	put(f, dso, strlen(dso));
+	put(f, ")", 1);
+	(void)addr;
+}
+
+/* ---- filters ---- */
+
+static bool in_filter(const struct prec_fmt_ctx *f, const struct prec_tev *ev)
+{
+	if (f->o.pid >= 0 && ev->pid != f->o.pid)
+		return false;
+	if (f->o.tid >= 0 && ev->tid != f->o.tid)
+		return false;
+	if (f->o.cpu >= 0 && ev->cpu != f->o.cpu)
+		return false;
+	if (f->time_filter) {
+		if ((!ev->time && !f->timed) || ev->time < f->o.time_start ||
+		    (f->o.time_end && ev->time > f->o.time_end))
+			return false;
+	}
+	return true;
+}
+
+/* --symbol NAME: a function name or a glob pattern (fnmatch(3)). */
+static bool sym_match(const char *pattern, const char *name)
+{
+	return !strcmp(pattern, name) ||
+	       (strpbrk(pattern, "*?[") && fnmatch(pattern, name, 0) == 0);
+}
+
+static bool sym_is(const struct prec_fmt_ctx *f, const struct prec_loc *loc)
+{
+	return f->o.symbol && loc->sym && sym_match(f->o.symbol, loc->sym->name);
+}
+
+/* --symbol: the thread is now under the function, from call depth @depth. */
+static void sym_enter(struct prec_fmt_ctx *f, struct thr *t, bool by_ip, uint32_t depth)
+{
+	t->active = true;
+	t->by_ip = by_ip;
+	t->adepth = depth;
+	f->symbol_ran = true;
+}
+
+static bool visible(const struct prec_fmt_ctx *f, const struct thr *t,
+		    const struct prec_tev *ev)
+{
+	if (!in_filter(f, ev))
+		return false;
+	return !f->o.symbol || (t && t->active);
+}
+
+bool prec_plt_stub(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n >= 4 && !strcmp(name + n - 4, "@plt")) || !strncmp(name, ".plt", 4);
+}
+
+bool prec_plt_fold(const char *dso, const char *name)
+{
+	const char *sl = strrchr(dso, '/'), *base = sl ? sl + 1 : dso;
+
+	return prec_plt_stub(name) || !strncmp(name, "_dl_runtime_resolve", 19) ||
+	       !strcmp(name, "_dl_fixup") || !strncmp(base, "ld-linux", 8) ||
+	       !strncmp(base, "ld.so", 5);
+}
+
+/* --hide-dso: whether the object of @loc is one to leave out (by the last answer). */
+static bool hidden_obj(struct prec_fmt_ctx *f, const struct prec_loc *loc)
+{
+	const char *dso = loc->dso ? loc->dso : "[unknown]";
+
+	if (!f->o.hide)
+		return false;
+	if (dso != f->hide_c.dso) {
+		f->hide_c.dso = dso;
+		f->hide_c.hidden = !regexec(f->o.hide, dso, 0, NULL, 0);
+	}
+	return f->hide_c.hidden;
+}
+
+/*
+ * Whether a call, return or system call line at @depth is shown: not deeper
+ * than --max-depth, and not one of a PLT stub's or the resolver's while the
+ * stub's call waits for its target (--no-plt).
+ */
+static bool line_shown(const struct prec_fmt_ctx *f, const struct thr *t, uint32_t depth)
+{
+	if (f->o.max_depth && depth > (uint32_t)f->o.max_depth)
+		return false;
+	return !t->plt_depth || depth <= t->plt_depth;
+}
+
+/*
+ * The trigger sample that names a trace begin/end at @time on @tid, or -1:
+ * of @kind, on the same thread (or CPU), the closest in time within the
+ * window. Only samples at or after @after count (the begin that ends a
+ * syscall is a resume only if a resume fired since the syscall started).
+ *
+ * With @ip, the sample must also have been taken there: a trap of a user
+ * address (uprobe, uretprobe, a counter of user instructions) resumes
+ * tracing where it interrupted the thread (the TIP.PGE target) and pauses
+ * it there (the FUP). Without that check, a trap that found tracing already
+ * in the state it asks for, which the trace shows as an end and a begin at
+ * its own IP, would lend its name to the nearest real pause or resume. A
+ * sample at a kernel address (a tracepoint, a kprobe) matches by time only.
+ * With @after_ip the sample is the one of a trap in a system call (at
+ * sys_enter), whose user IP is that of the next instruction: within 4 bytes
+ * after @ip (the syscall instruction; 2 bytes on x86, 4 on Arm).
+ */
+static int find_trigger(const struct prec_fmt_ctx *f, const struct prec_tev *ev,
+			enum prec_evkind kind, uint64_t after, uint64_t window, uint64_t ip,
+			bool after_ip)
+{
+	uint64_t w = window ? window : f->o.trigger_window ? f->o.trigger_window : 100000;
+	uint64_t best = UINT64_MAX;
+	size_t lo = 0, hi = f->ntrigs, i;
+	int found = -1;
+
+	if (!ev->time)
+		return -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->trigs[mid].time + w < ev->time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < f->ntrigs && f->trigs[i].time <= ev->time + w; i++) {
+		const struct trig *t = &f->trigs[i];
+		uint64_t d = t->time > ev->time ? t->time - ev->time : ev->time - t->time;
+
+		if (t->kind != kind || t->time < after)
+			continue;
+		if (ev->tid >= 0 ? t->tid != ev->tid : t->cpu != ev->cpu)
+			continue;
+		if (ip && !prec_is_kernel_addr(t->ip) &&
+		    (after_ip ? t->ip <= ip || t->ip - ip > 4 : t->ip != ip))
+			continue;
+		if (d < best) {
+			best = d;
+			found = t->ev;
+		}
+	}
+	return found;
+}
+
+/* ---- per-format printing ---- */
+
+static void print_call_line(struct prec_fmt_ctx *f, const struct prec_tev *ev,
+			    const char *flag, uint32_t depth, const struct prec_loc *dso_loc,
+			    const struct prec_loc *name_loc, uint64_t addr, int trig)
+{
+	prefix(f, ev->tid, ev->cpu, ev->time);
+	flags_col(f, flag);
+	if (trig >= 0) {
+		/* Keep the callindent column; the trigger goes after the name. */
+		const struct prec_evdesc *d = prec_session_event(f->s, trig);
+
+		dso_name_col(f, dso_loc->dso, depth, name_loc, addr, NULL);
+		out(f, "  (%s by %s)\n", !strcmp(flag, "tr end") ? "paused" : "resumed",
+		    d ? d->name : "?");
+		return;
+	}
+	callindent(f, dso_loc->dso, depth, name_loc, addr, NULL);
+}
+
+/*
+ * --no-plt: writes the waiting line of @t's call through a PLT stub as a
+ * call of the function at @addr (@loc), unless its object is hidden.
+ */
+static void plt_line(struct prec_fmt_ctx *f, struct thr *t, const struct prec_loc *loc,
+		     uint64_t addr)
+{
+	uint32_t depth = t->plt_depth;
+
+	t->plt_depth = 0;
+	if (!hidden_obj(f, loc))
+		print_call_line(f, &t->plt_ev, "call", depth, &t->plt_from, loc, addr, -1);
+}
+
+/* --no-plt: the stub's frame is gone and its target never showed: the stub's line. */
+static void plt_popped(struct prec_fmt_ctx *f, struct thr *t)
+{
+	if (t->plt_depth && t->n < t->plt_depth)
+		plt_line(f, t, &t->plt_stub, t->plt_ev.u.branch.to);
+}
+
+/*
+ * --no-plt: a jump in the frame of a stub's waiting call; the first out of
+ * the lazy-binding path reaches the function the stub serves.
+ */
+static void plt_jump(struct prec_fmt_ctx *f, struct thr *t, const struct prec_tev *ev)
+{
+	struct prec_loc loc;
+
+	resolve(f, ev->pid, ctx_time(f, ev->time), ev->u.branch.to, &loc);
+	if (!prec_plt_fold(loc.dso ? loc.dso : "[unknown]", loc.sym ? loc.sym->name : "[unknown]"))
+		plt_line(f, t, &loc, ev->u.branch.to);
+}
+
+/* "1,048,576": @n with its digits in groups of three. */
+static void group_digits(char *buf, size_t size, uint64_t n)
+{
+	char d[24];
+	size_t len = (size_t)snprintf(d, sizeof(d), "%" PRIu64, n), i, o = 0;
+
+	for (i = 0; i < len && o + 2 < size; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = d[i];
+	}
+	buf[o] = 0;
+}
+
+static size_t time_text(char *buf, size_t size, uint64_t t, bool known)
+{
+	if (!known)
+		return (size_t)snprintf(buf, size, "?");
+	return (size_t)snprintf(buf, size, "%" PRIu64 ".%09" PRIu64, t / 1000000000,
+				t % 1000000000);
+}
+
+const char *prec_gap_text(char *buf, size_t size, const struct prec_tev *ev, bool timed)
+{
+	char n[32], t0[32], t1[32];
+	bool k0 = ev->tsc || (timed && ev->time), k1 = ev->u.gap.end_time != 0;
+
+	group_digits(n, sizeof(n), ev->u.gap.lost);
+	time_text(t0, sizeof(t0), ev->time, k0);
+	time_text(t1, sizeof(t1), ev->u.gap.end_time, k1);
+	snprintf(buf, size, "[gap: %s%s of trace lost%s%s%s%s]",
+		 ev->u.gap.lost ? n : "an unknown number of",
+		 ev->u.gap.lost == 1 ? " byte" : " bytes", k0 || k1 ? ", " : "",
+		 k0 || k1 ? t0 : "", k0 || k1 ? "-" : "", k0 || k1 ? t1 : "");
+	return buf;
+}
+
+static void print_error(struct prec_fmt_ctx *f, const struct prec_tev *ev)
+{
+	const char *what;
+	char gap[160];
+
+	switch (ev->type) {
+	case PREC_TEV_GAP:
+		out(f, "%s at offset %#" PRIx64 " cpu %d pid %d tid %d\n",
+		    prec_gap_text(gap, sizeof(gap), ev, f->timed), ev->offset, ev->cpu, ev->pid,
+		    ev->tid);
+		return;
+	case PREC_TEV_OVERFLOW:
+		what = "trace buffer overflow";
+		break;
+	default:
+		what = "instruction trace error";
+	}
+	out(f, " %s at offset %#" PRIx64 " time %" PRIu64 ".%09" PRIu64
+	       " cpu %d pid %d tid %d",
+	    what, ev->offset, ev->time / 1000000000, ev->time % 1000000000, ev->cpu, ev->pid,
+	    ev->tid);
+	if (ev->type == PREC_TEV_ERROR)
+		out(f, " ip %#" PRIx64 ": %s\n", ev->u.err.ip, ev->u.err.msg);
+	else
+		out(f, " ip %#" PRIx64 "\n", ev->u.trace.ip);
+}
+
+/* Capstone for the session's machine, in 64-bit mode on x86 (f->cs_ok says whether it opened). */
+static void disasm_open(struct prec_fmt_ctx *f)
+{
+	bool arm = !strcmp(prec_session_machine(f->s)->vendor, "ARM");
+
+	f->cs_ok = cs_open(arm ? CS_ARCH_ARM64 : CS_ARCH_X86, arm ? CS_MODE_ARM : CS_MODE_64,
+			   &f->cs) == CS_ERR_OK;
+	if (f->cs_ok && !arm)
+		cs_option(f->cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+	f->cs_x86 = !arm;
+	f->cs_mode = 64;
+}
+
+/*
+ * The user-space instruction at @ip of process @pid at @time as text
+ * ("movl $1, (%rax)") into @buf; false if its bytes are not known.
+ */
+static bool insn_text(struct prec_fmt_ctx *f, int pid, uint64_t time, uint64_t ip, char *buf,
+		      size_t size)
+{
+	struct prec_aspace *as = aspace_at(f, pid, time);
+	uint8_t bytes[16];
+	size_t n = as ? prec_aspace_read(as, ip, bytes, 15) : 0;
+	cs_insn *insn = NULL;
+
+	if (!n)
+		return false;
+	if (!f->cs_ok && !f->cs_tried) {
+		f->cs_tried = true;
+		disasm_open(f);
+	}
+	if (f->cs_ok && f->cs_x86 && f->cs_mode != 64) {
+		f->cs_mode = 64;
+		cs_option(f->cs, CS_OPT_MODE, CS_MODE_64);
+	}
+	if (!f->cs_ok || cs_disasm(f->cs, bytes, n, ip, 1, &insn) != 1)
+		return false;
+	snprintf(buf, size, "%.31s%s%.159s", insn->mnemonic, insn->op_str[0] ? " " : "",
+		 insn->op_str);
+	cs_free(insn, 1);
+	return true;
+}
+
+static void print_insns(struct prec_fmt_ctx *f, const struct prec_tev *ev)
+{
+	struct prec_aspace *as = aspace_at(f, ev->pid, ctx_time(f, ev->time));
+	uint64_t ip = ev->u.block.ip;
+	struct prec_loc loc;
+	uint32_t i;
+
+	/* x86: disassemble in the mode the decoder ran the block in. */
+	if (f->cs_ok && f->cs_x86 && ev->u.block.mode != f->cs_mode) {
+		f->cs_mode = ev->u.block.mode;
+		cs_option(f->cs, CS_OPT_MODE,
+			  f->cs_mode == 16 ? CS_MODE_16 : f->cs_mode == 32 ? CS_MODE_32 : CS_MODE_64);
+	}
+	for (i = 0; i < ev->u.block.ninsn && ip <= ev->u.block.end_ip; i++) {
+		uint8_t bytes[16];
+		size_t n = prec_aspace_read(as, ip, bytes, 15);
+		cs_insn *insn = NULL;
+
+		resolve_in(f, as, ip, &loc);
+		prefix(f, ev->tid, ev->cpu, ev->time);
+		out(f, "%16" PRIx64 " ", ip);
+		if (loc.sym) {
+			out(f, "%s+0x%" PRIx64, loc.sym->name, loc.symoff);
+		} else {
+			out(f, "[unknown]");
+		}
+		out(f, " (%s)\t", loc.dso ? loc.dso : "[unknown]");
+		if (!f->cs_ok || !n || cs_disasm(f->cs, bytes, n, ip, 1, &insn) != 1) {
+			out(f, "(no code)\n");
+			return;
+		}
+		out(f, "%s%s%s", insn->mnemonic, insn->op_str[0] ? " " : "", insn->op_str);
+		if (f->o.srcline && loc.symtab) {
+			struct prec_srcline sl;
+
+			if (!prec_symtab_srcline(loc.symtab, loc.vaddr, prec_session_symfs(f->s),
+						 &sl))
+				out(f, "\t%s:%d", sl.file, sl.line);
+		}
+		out(f, "\n");
+		ip += insn->size;
+		cs_free(insn, 1);
+	}
+}
+
+/* A PREC_TEV_HW line of --events: its name, its values, its IP. */
+static void print_hw(struct prec_fmt_ctx *f, const struct prec_tev *ev)
+{
+	uint32_t a = ev->u.hw.a, b = ev->u.hw.b;
+	uint64_t v = ev->u.hw.val;
+
+	out(f, "%s", prec_hw_kind_name(ev->u.hw.kind));
+	switch (ev->u.hw.kind) {
+	case PREC_HW_PTWRITE:
+		out(f, " %#" PRIx64 " size %u", v, a);
+		break;
+	case PREC_HW_MWAIT:
+		out(f, " hints %#x ext %#x", a, b);
+		break;
+	case PREC_HW_PWRE:
+		out(f, " state C%u sub %u%s", a, b, v ? " hw" : "");
+		break;
+	case PREC_HW_PWRX:
+		out(f, " last C%u deepest C%u wake%s%s%s", a, b,
+		    v & PREC_PWRX_INTERRUPT ? " interrupt" : "", v & PREC_PWRX_STORE ? " store" : "",
+		    v & PREC_PWRX_AUTONOMOUS ? " autonomous" : "");
+		break;
+	case PREC_HW_CBR:
+		out(f, " ratio %u", a);
+		break;
+	case PREC_HW_PAGING:
+		out(f, " cr3 %#" PRIx64 "%s", v, a ? " non-root" : "");
+		break;
+	case PREC_HW_VMCS:
+		out(f, " base %#" PRIx64, v);
+		break;
+	default:
+		break;
+	}
+	if (ev->u.hw.ip)
+		out(f, " ip %#" PRIx64, ev->u.hw.ip);
+	out(f, " offset %#" PRIx64 "\n", ev->offset);
+}
+
+static void print_event(struct prec_fmt_ctx *f, const struct prec_tev *ev)
+{
+	prefix(f, ev->tid, ev->cpu, ev->time);
+	switch (ev->type) {
+	case PREC_TEV_BLOCK:
+		out(f, "block %#" PRIx64 "-%#" PRIx64 " ninsn %u\n", ev->u.block.ip,
+		    ev->u.block.end_ip, ev->u.block.ninsn);
+		break;
+	case PREC_TEV_BRANCH:
+		out(f, "branch %s %#" PRIx64 " => %#" PRIx64 "\n",
+		    prec_br_kind_name(ev->u.branch.kind), ev->u.branch.from, ev->u.branch.to);
+		break;
+	case PREC_TEV_TRACE_BEGIN:
+		out(f, "begin %#" PRIx64 "\n", ev->u.trace.ip);
+		break;
+	case PREC_TEV_TRACE_END:
+		out(f, "end %#" PRIx64 " to %#" PRIx64 " reason %d\n", ev->u.trace.ip,
+		    ev->u.trace.to, ev->u.trace.reason);
+		break;
+	case PREC_TEV_ERROR:
+		out(f, "error offset %#" PRIx64 " code %d: %s\n", ev->offset, ev->u.err.code,
+		    ev->u.err.msg);
+		break;
+	case PREC_TEV_GAP: {
+		char gap[160];
+
+		out(f, "gap offset %#" PRIx64 " lost %" PRIu64 " %s\n", ev->offset, ev->u.gap.lost,
+		    prec_gap_text(gap, sizeof(gap), ev, f->timed));
+		break;
+	}
+	case PREC_TEV_OVERFLOW:
+		out(f, "overflow %#" PRIx64 "\n", ev->u.trace.ip);
+		break;
+	case PREC_TEV_SWITCH:
+		out(f, "switch from %d/%d\n", ev->u.sw.prev_pid, ev->u.sw.prev_tid);
+		break;
+	case PREC_TEV_TIME:
+		out(f, "time\n");
+		break;
+	case PREC_TEV_HW:
+		print_hw(f, ev);
+		break;
+	}
+}
+
+/* ---- the event handler ---- */
+
+static bool call_fmt(const struct prec_fmt_ctx *f)
+{
+	return f->o.fmt == PREC_FMT_CALL_TRACE || f->o.fmt == PREC_FMT_CALL_RET_TRACE;
+}
+
+static void on_branch(struct prec_fmt_ctx *f, struct thr *t, struct sstats *ss,
+		      const struct prec_tev *ev)
+{
+	const uint64_t from = ev->u.branch.from, to = ev->u.branch.to;
+	enum prec_br_kind k = ev->u.branch.kind;
+	struct prec_loc floc, tloc;
+	bool vis;
+
+	/* Symbols only where they are printed or filtered on. */
+	bool need = call_fmt(f) || f->o.fmt == PREC_FMT_BRANCHES || f->o.symbol;
+
+	if (need)
+		resolve(f, ev->pid, ctx_time(f, ev->time), from, &floc);
+	else
+		memset(&floc, 0, sizeof(floc));
+	if (need && to &&
+	    (k == PREC_BR_CALL || k == PREC_BR_SYSCALL || k == PREC_BR_INTERRUPT ||
+	     f->o.fmt == PREC_FMT_BRANCHES || f->o.symbol))
+		resolve(f, ev->pid, ctx_time(f, ev->time), to, &tloc);
+	else
+		memset(&tloc, 0, sizeof(tloc));
+
+	if (k == PREC_BR_CALL || ((k == PREC_BR_SYSCALL || k == PREC_BR_INTERRUPT) && to)) {
+		uint64_t ret = k == PREC_BR_INTERRUPT ? from : from + ev->u.branch.insn_len;
+
+		stk_push(t, ret);
+		if (f->o.symbol && !t->active && sym_is(f, &tloc))
+			sym_enter(f, t, false, t->n);
+		vis = visible(f, t, ev);
+		if (vis) {
+			ss->calls += k == PREC_BR_CALL;
+			ss->syscalls += k == PREC_BR_SYSCALL;
+			ss->interrupts += k == PREC_BR_INTERRUPT;
+		}
+		if (vis && call_fmt(f) && line_shown(f, t, t->n)) {
+			if (f->o.no_plt && k == PREC_BR_CALL && tloc.sym &&
+			    prec_plt_stub(tloc.sym->name)) {
+				t->plt_depth = t->n;
+				t->plt_ev = *ev;
+				t->plt_from = floc;
+				t->plt_stub = tloc;
+			} else if (!hidden_obj(f, &tloc)) {
+				print_call_line(f, ev, k == PREC_BR_CALL ? "call" :
+					prec_br_kind_name(k), t->n, &floc, &tloc, to, -1);
+			}
+		}
+	} else if (k == PREC_BR_RETURN || k == PREC_BR_SYSRET) {
+		bool was = visible(f, t, ev);
+
+		stk_pop_to(t, to);
+		plt_popped(f, t);
+		if (was) {
+			ss->rets += k == PREC_BR_RETURN;
+			if (f->o.fmt == PREC_FMT_CALL_RET_TRACE &&
+			    line_shown(f, t, t->n + 1) && !hidden_obj(f, &floc))
+				print_call_line(f, ev, k == PREC_BR_RETURN ? "return" : "sysret",
+						t->n + 1, &floc, &floc, from, -1);
+		}
+		if (t->active && ((!t->by_ip && t->n < t->adepth) ||
+				  (t->by_ip && (t->n < t->adepth ||
+						(sym_is(f, &floc) && t->n <= t->adepth)))))
+			t->active = false;
+		vis = was;
+	} else {
+		/*
+		 * Entered by a jump (a tail call, a PLT stub's jmp): under the
+		 * function for as long as the frame of the call that led there.
+		 */
+		if (f->o.symbol && !t->active && to && k != PREC_BR_SYSCALL && sym_is(f, &tloc))
+			sym_enter(f, t, false, t->n);
+		if (t->plt_depth && t->n == t->plt_depth && to && k != PREC_BR_SYSCALL)
+			plt_jump(f, t, ev);
+		vis = visible(f, t, ev);
+		ss->syscalls += vis && k == PREC_BR_SYSCALL;
+		/*
+		 * A system call that leaves the traced code (user-only tracing):
+		 * one line a level below its caller, as a call into the kernel
+		 * (perf's call trace has one line for it too, with no name).
+		 */
+		if (vis && k == PREC_BR_SYSCALL && f->o.fmt == PREC_FMT_CALL_TRACE &&
+		    line_shown(f, t, t->n + 1) && !hidden_obj(f, &floc)) {
+			prefix(f, ev->tid, ev->cpu, ev->time);
+			callindent(f, floc.dso, t->n + 1, &floc, from, "[syscall]");
+		}
+	}
+	f->ev_vis = vis;
+	if (!vis)
+		return;
+	ss->branches++;
+	if (f->o.fmt == PREC_FMT_BRANCHES) {
+		const char *kn = prec_br_kind_name(k);
+
+		/* "%-8s %16" PRIx64 " " ... " => %16" PRIx64 " " ... */
+		prefix(f, ev->tid, ev->cpu, ev->time);
+		put_pad(f, kn, strlen(kn), 8, true);
+		put(f, " ", 1);
+		put_hex(f, from, 16);
+		put(f, " ", 1);
+		symoff(f, &floc, from);
+		put(f, " => ", 4);
+		put_hex(f, to, 16);
+		put(f, " ", 1);
+		if (to)
+			symoff(f, &tloc, to);
+		else
+			put(f, "[untraced]", 10);
+		put(f, "\n", 1);
+	}
+}
+
+static void on_trace(struct prec_fmt_ctx *f, struct thr *t, struct sstats *ss,
+		     const struct prec_tev *ev)
+{
+	bool begin = ev->type == PREC_TEV_TRACE_BEGIN;
+	struct prec_loc loc;
+	int trig;
+
+	resolve(f, ev->pid, ctx_time(f, ev->time), ev->u.trace.ip, &loc);
+	if (begin) {
+		stk_pop_to(t, ev->u.trace.ip);
+		plt_popped(f, t);
+		if (f->o.symbol && !t->active && sym_is(f, &loc))
+			sym_enter(f, t, true, t->n);
+	}
+	/*
+	 * User-only tracing stops at every syscall and starts again after it:
+	 * those are not pauses, unless a pause trigger fired in the syscall.
+	 * A begin is a resume only when tracing was off by a pause (or had not
+	 * run yet): after an end that was no pause (a syscall, an interrupt,
+	 * a trap that changed nothing) tracing was on all along. The state is
+	 * kept for events the filters hide too.
+	 */
+	if (!begin && ev->u.trace.reason == PREC_END_SYSCALL) {
+		/* A pause that fires in the syscall itself (sys_enter) follows at once. */
+		trig = find_trigger(f, ev, PREC_EVK_PAUSE, ev->time, 2000, ev->u.trace.ip, true);
+	} else if (begin) {
+		trig = -1;
+		if (!t->ended || t->paused)
+			trig = find_trigger(f, ev, PREC_EVK_RESUME, t->in_syscall ? t->end_time : 0,
+					    0, ev->u.trace.ip, false);
+	} else {
+		trig = find_trigger(f, ev, PREC_EVK_PAUSE, 0, 0, ev->u.trace.ip, false);
+	}
+	f->trig_last = trig;
+	if (!begin) {
+		t->in_syscall = ev->u.trace.reason == PREC_END_SYSCALL;
+		t->end_time = ev->time;
+		t->ended = true;
+		t->paused = trig >= 0;
+	}
+	f->ev_vis = visible(f, t, ev);
+	if (!f->ev_vis)
+		return;
+	if (begin)
+		ss->begins++;
+	else
+		ss->ends++;
+	if (!begin && (trig >= 0 || ev->u.trace.reason != PREC_END_SYSCALL))
+		ss->pauses++;
+	/* The call trace shows calls only: a syscall is its branch's line. */
+	if (f->o.fmt == PREC_FMT_CALL_TRACE)
+		return;
+	if (f->o.fmt == PREC_FMT_CALL_RET_TRACE) {
+		if (f->o.max_depth && t->n > (uint32_t)f->o.max_depth)
+			return;
+		print_call_line(f, ev, begin ? "tr strt" : "tr end", t->n, &loc, &loc,
+				ev->u.trace.ip, trig);
+	} else if (f->o.fmt == PREC_FMT_INSN_TRACE || f->o.fmt == PREC_FMT_BRANCHES) {
+		const struct prec_evdesc *d = trig >= 0 ? prec_session_event(f->s, trig) : NULL;
+
+		prefix(f, ev->tid, ev->cpu, ev->time);
+		out(f, "%-8s %16" PRIx64 " ", begin ? "tr strt" : "tr end", ev->u.trace.ip);
+		symoff(f, &loc, ev->u.trace.ip);
+		if (d)
+			out(f, "  (%s by %s)", begin ? "resumed" : "paused", d->name);
+		out(f, "\n");
+	}
+}
+
+int prec_fmt_event(struct prec_fmt_ctx *f, size_t si, const struct prec_tev *ev)
+{
+	struct sstats dummy, *ss = si < f->nst ? &f->st[si] : &dummy;
+	struct thr *t = thread_get(f, ev->tid);
+
+	if (!t)
+		return -ENOMEM;
+	if (f->o.fmt == PREC_FMT_EVENTS) {
+		if (in_filter(f, ev))
+			print_event(f, ev);
+		return f->werr;
+	}
+	f->ev_vis = true;
+	switch (ev->type) {
+	case PREC_TEV_BLOCK:
+		if (f->o.symbol && !t->active) {
+			struct prec_loc loc;
+
+			resolve(f, ev->pid, ctx_time(f, ev->time), ev->u.block.ip, &loc);
+			f->ev_vis = sym_is(f, &loc);
+			if (!f->ev_vis)
+				break;
+		} else if (!visible(f, t, ev)) {
+			f->ev_vis = false;
+			break;
+		}
+		ss->blocks++;
+		ss->insns += ev->u.block.ninsn;
+		if (f->o.fmt == PREC_FMT_INSN_TRACE)
+			print_insns(f, ev);
+		break;
+	case PREC_TEV_BRANCH:
+		on_branch(f, t, ss, ev);
+		break;
+	case PREC_TEV_TRACE_BEGIN:
+	case PREC_TEV_TRACE_END:
+		on_trace(f, t, ss, ev);
+		break;
+	case PREC_TEV_ERROR:
+	case PREC_TEV_GAP:
+	case PREC_TEV_OVERFLOW:
+		if (!in_filter(f, ev) && (ev->time || f->timed))
+			break;
+		if (ev->type == PREC_TEV_ERROR)
+			ss->errors++;
+		else if (ev->type == PREC_TEV_GAP) {
+			ss->gaps++;
+			ss->lost += ev->u.gap.lost;
+		} else {
+			ss->overflows++;
+		}
+		if (f->o.fmt != PREC_FMT_STATS && f->o.fmt != PREC_FMT_TAP)
+			print_error(f, ev);
+		break;
+	case PREC_TEV_SWITCH:
+		ss->switches++;
+		break;
+	case PREC_TEV_TIME:
+	case PREC_TEV_HW:
+		break;
+	}
+	if (f->len > OUTBUF_SIZE / 2)
+		flush_out(f);
+	return f->werr;
+}
+
+int prec_fmt_trigger(struct prec_fmt_ctx *f, const struct prec_sb *sb)
+{
+	const struct prec_evdesc *d = prec_session_event(f->s, sb->event);
+	struct prec_tev ev;
+	struct prec_loc loc;
+
+	if (!d || (d->kind != PREC_EVK_PAUSE && d->kind != PREC_EVK_RESUME))
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.time = sb->time;
+	ev.pid = sb->pid;
+	ev.tid = sb->tid;
+	ev.cpu = sb->cpu;
+	if (!in_filter(f, &ev))
+		return 0;
+	f->trig_count[sb->event]++;
+	if (f->o.symbol && f->o.fmt != PREC_FMT_STATS) {
+		const struct thr *t = thread_get(f, sb->tid);
+
+		if (!t || !t->active)
+			return f->werr;
+	}
+	if (f->o.tap && f->o.tap->trigger) {
+		int err = f->o.tap->trigger(f->o.tap->arg, sb);
+
+		if (err)
+			return err;
+	}
+	if (f->o.fmt == PREC_FMT_STATS || f->o.fmt == PREC_FMT_TAP)
+		return 0;
+	resolve(f, sb->pid, ctx_time(f, sb->time), sb->u.sample.ip, &loc);
+	prefix(f, sb->tid, sb->cpu, sb->time);
+	flags_col(f, d->kind == PREC_EVK_PAUSE ? "pause" : "resume");
+	out(f, "-- %s trigger %s at %#" PRIx64 " ", d->kind == PREC_EVK_PAUSE ? "pause" : "resume",
+	    d->name, sb->u.sample.ip);
+	symoff(f, &loc, sb->u.sample.ip);
+	out(f, "\n");
+	return f->werr;
+}
+
+int prec_fmt_signal(struct prec_fmt_ctx *f, const struct prec_sb *sb)
+{
+	struct prec_tev ev;
+	struct prec_loc loc;
+	char name[32];
+
+	memset(&ev, 0, sizeof(ev));
+	ev.time = sb->time;
+	ev.pid = sb->pid;
+	ev.tid = sb->tid;
+	ev.cpu = sb->cpu;
+	if (f->o.fmt == PREC_FMT_STATS || !in_filter(f, &ev))
+		return 0;
+	prefix(f, sb->tid, sb->cpu, sb->time);
+	flags_col(f, "signal");
+	out(f, "-- killed by %s", prec_signal_name((int)sb->u.sig.signo, name, sizeof(name)));
+	if (sb->u.sig.ip) {
+		bool exact = sb->u.sig.flags & PREC_SIGREC_EXACT;
+		char insn[200];
+
+		resolve(f, sb->pid, ctx_time(f, sb->time), sb->u.sig.ip, &loc);
+		/* near: the thread had begun that instruction, maybe ended it */
+		out(f, " %s %#" PRIx64 " ", exact ? "at" : "near", sb->u.sig.ip);
+		symoff(f, &loc, sb->u.sig.ip);
+		if (exact && insn_text(f, sb->pid, ctx_time(f, sb->time), sb->u.sig.ip, insn,
+				       sizeof(insn)))
+			out(f, ": %s", insn);
+	}
+	out(f, "\n");
+	return f->werr;
+}
+
+/* ---- stats ---- */
+
+static void print_stats(struct prec_fmt_ctx *f)
+{
+	struct sstats tot = { 0 };
+	uint64_t bytes = 0;
+	size_t i, shown = 0;
+
+	for (i = 0; i < f->nst; i++) {
+		const struct prec_stream *st = prec_session_stream(f->s, i);
+		const struct sstats *x = &f->st[i];
+
+		if (x->skipped)
+			continue;
+		shown++;
+		bytes += st->len;
+		if (st->tid >= 0)
+			out(f, "stream tid %d", st->tid);
+		else
+			out(f, "stream cpu %d", st->cpu);
+		out(f, ": %zu bytes, %" PRIu64 " instructions, %" PRIu64 " branches, %" PRIu64
+		       " calls, %" PRIu64 " returns, %" PRIu64 " trace begins, %" PRIu64
+		       " trace ends, %" PRIu64 " errors, %" PRIu64 " gaps (%" PRIu64
+		       " bytes lost), %" PRIu64 " overflows\n",
+		    st->len, x->insns, x->branches, x->calls, x->rets, x->begins, x->ends,
+		    x->errors, x->gaps, x->lost, x->overflows);
+		tot.insns += x->insns;
+		tot.branches += x->branches;
+		tot.calls += x->calls;
+		tot.rets += x->rets;
+		tot.begins += x->begins;
+		tot.ends += x->ends;
+		tot.pauses += x->pauses;
+		tot.errors += x->errors;
+		tot.gaps += x->gaps;
+		tot.lost += x->lost;
+		tot.overflows += x->overflows;
+		tot.syscalls += x->syscalls;
+	}
+	out(f, "total: %zu streams, %" PRIu64 " bytes\n", shown, bytes);
+	out(f, "instructions: %" PRIu64 "\n", tot.insns);
+	out(f, "branches: %" PRIu64 "\n", tot.branches);
+	out(f, "calls: %" PRIu64 "\n", tot.calls);
+	out(f, "returns: %" PRIu64 "\n", tot.rets);
+	out(f, "syscalls: %" PRIu64 "\n", tot.syscalls);
+	out(f, "trace begins: %" PRIu64 "\n", tot.begins);
+	out(f, "trace ends: %" PRIu64 "\n", tot.ends);
+	out(f, "paused periods: %" PRIu64 "\n", tot.pauses);
+	out(f, "errors: %" PRIu64 "\n", tot.errors);
+	out(f, "gaps: %" PRIu64 " (%" PRIu64 " bytes lost)\n", tot.gaps, tot.lost);
+	out(f, "overflows: %" PRIu64 "\n", tot.overflows);
+	for (i = 0; i < prec_session_nr_events(f->s); i++) {
+		const struct prec_evdesc *d = prec_session_event(f->s, (int)i);
+
+		if (d->kind == PREC_EVK_PAUSE || d->kind == PREC_EVK_RESUME)
+			out(f, "trigger %s (%s): %" PRIu64 " samples\n", d->name,
+			    d->kind == PREC_EVK_PAUSE ? "pause" : "resume", f->trig_count[i]);
+	}
+}
+
+/* --stats --format=json: a line per stream and one for the total. */
+static void print_stats_json(struct prec_fmt_ctx *f)
+{
+	struct sstats tot = { 0 };
+	size_t i, k, ntrig = prec_session_nr_events(f->s);
+
+	out(f, "{\"schema\":\"ptdump/1\",\"view\":\"stats\"}\n");
+	for (i = 0; i <= f->nst; i++) {
+		const struct prec_stream *st = i < f->nst ? prec_session_stream(f->s, i) : NULL;
+		const struct sstats *x = st ? &f->st[i] : &tot;
+		uint64_t *sum = &tot.insns, *add = (uint64_t *)&x->insns;
+
+		if (x->skipped)
+			continue;
+		if (st)
+			out(f, "{\"type\":\"stream\",\"%s\":%d,\"bytes\":%zu", st->tid >= 0 ? "tid" : "cpu",
+			    st->tid >= 0 ? st->tid : st->cpu, st->len);
+		else
+			out(f, "{\"type\":\"total\"");
+		out(f, ",\"insns\":%" PRIu64 ",\"branches\":%" PRIu64 ",\"calls\":%" PRIu64
+		       ",\"returns\":%" PRIu64 ",\"syscalls\":%" PRIu64 ",\"trace_begins\":%" PRIu64
+		       ",\"trace_ends\":%" PRIu64 ",\"paused_periods\":%" PRIu64 ",\"errors\":%" PRIu64
+		       ",\"gaps\":%" PRIu64 ",\"lost_bytes\":%" PRIu64 ",\"overflows\":%" PRIu64 "}\n",
+		    x->insns, x->branches, x->calls, x->rets, x->syscalls, x->begins, x->ends,
+		    x->pauses, x->errors, x->gaps, x->lost, x->overflows);
+		/* the counters are the struct's leading uint64_t fields */
+		for (k = 0; st && k < offsetof(struct sstats, skipped) / sizeof(uint64_t); k++)
+			sum[k] += add[k];
+	}
+	for (i = 0; i < ntrig; i++) {
+		const struct prec_evdesc *d = prec_session_event(f->s, (int)i);
+
+		if (d->kind == PREC_EVK_PAUSE || d->kind == PREC_EVK_RESUME)
+			out(f, "{\"type\":\"trigger\",\"event\":\"%s\",\"kind\":\"%s\","
+			       "\"samples\":%" PRIu64 "}\n", d->name ? d->name : "?",
+			    d->kind == PREC_EVK_PAUSE ? "pause" : "resume", f->trig_count[i]);
+	}
+}
+
+/* ---- setup and the driver ---- */
+
+void prec_fmt_free(struct prec_fmt_ctx *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->nthr; i++)
+		free(f->thr[i].stk);
+	free(f->thr);
+	free(f->st);
+	free(f->trig_count);
+	free(f->trigs);
+	free(f->buf);
+	free(f->locs);
+	if (f->cs_ok)
+		cs_close(&f->cs);
+	free(f);
+}
+
+int prec_fmt_new(struct prec_session *s, const struct prec_output_opts *o, FILE *outf,
+		 struct prec_fmt_ctx **ctx)
+{
+	struct prec_fmt_ctx *f;
+	size_t i, n;
+
+	*ctx = NULL;
+	if (!s || !o || !outf || !prec_session_images(s))
+		return -EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->s = s;
+	f->im = prec_session_images(s);
+	f->o = *o;
+	f->out = outf;
+	f->buf = malloc(OUTBUF_SIZE);
+	/* Without room for the cache, lookups go uncached. */
+	f->locs = calloc((size_t)1 << LOC_CACHE_BITS, sizeof(*f->locs));
+	f->nst = prec_session_nr_streams(s);
+	f->st = calloc(f->nst + 1, sizeof(*f->st));
+	f->trig_count = calloc(prec_session_nr_events(s) + 1, sizeof(*f->trig_count));
+	n = prec_session_nr_sb(s);
+	f->trigs = calloc(n + 1, sizeof(*f->trigs));
+	if (!f->buf || !f->st || !f->trig_count || !f->trigs) {
+		prec_fmt_free(f);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		const struct prec_sb *sb = prec_session_sb(s, i);
+		const struct prec_evdesc *d;
+
+		if (sb->type != PREC_SB_SAMPLE)
+			continue;
+		d = prec_session_event(s, sb->event);
+		if (!d || (d->kind != PREC_EVK_PAUSE && d->kind != PREC_EVK_RESUME))
+			continue;
+		f->trigs[f->ntrigs++] = (struct trig){ sb->time, sb->u.sample.ip, sb->tid,
+						       sb->cpu, sb->event, d->kind };
+	}
+	f->show_cpu = o->show_cpu < 0 ? prec_session_machine(s)->per_cpu : o->show_cpu;
+	f->time_filter = o->time_start || o->time_end;
+	f->timed = prec_session_machine(s)->tsc;
+	if (o->fmt == PREC_FMT_INSN_TRACE)
+		disasm_open(f);
+	*ctx = f;
+	return 0;
+}
+
+int prec_fmt_finish(struct prec_fmt_ctx *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nthr; i++) /* --no-plt: stubs still waiting for their target */
+		if (f->thr[i].plt_depth)
+			plt_line(f, &f->thr[i], &f->thr[i].plt_stub, f->thr[i].plt_ev.u.branch.to);
+	if (f->o.fmt == PREC_FMT_STATS && f->o.json)
+		print_stats_json(f);
+	else if (f->o.fmt == PREC_FMT_STATS)
+		print_stats(f);
+	flush_out(f);
+	if (!f->werr && fflush(f->out))
+		f->werr = errno == EPIPE ? -EPIPE : -EIO;
+	return f->werr;
+}
+
+/* Does @st have a function that --symbol @pattern selects? */
+static bool symtab_has(const struct prec_symtab *st, const char *pattern)
+{
+	size_t i, n = st ? prec_symtab_count(st) : 0;
+
+	if (!strpbrk(pattern, "*?["))
+		return st && prec_symtab_find(st, pattern);
+	for (i = 0; i < n; i++)
+		if (sym_match(pattern, prec_symtab_at(st, i)->name))
+			return true;
+	return false;
+}
+
+/* Does any symbol table we can reach name @sym? */
+static bool symbol_exists(struct prec_session *s, const char *sym)
+{
+	struct prec_images *im = prec_session_images(s);
+	size_t i, n = prec_session_nr_sb(s);
+
+	if (symtab_has(prec_images_kernel_symtab(im), sym))
+		return true;
+	for (i = 0; i < n; i++) {
+		const struct prec_sb *sb = prec_session_sb(s, i);
+		struct prec_loc loc;
+
+		if (sb->type != PREC_SB_MMAP || sb->u.mmap.kernel)
+			continue;
+		prec_aspace_resolve(prec_images_aspace(im, sb->pid, sb->time), sb->u.mmap.start,
+				    &loc);
+		if (symtab_has(loc.symtab, sym))
+			return true;
+	}
+	return false;
+}
+
+/* Gives @ev, as the formatter saw it, to o->tap. */
+static int tap_event(struct prec_fmt_ctx *f, size_t si, const struct prec_tev *ev)
+{
+	struct prec_tap_info info;
+	struct thr *t = thread_get(f, ev->tid);
+
+	if (!t)
+		return -ENOMEM;
+	info.visible = in_filter(f, ev) && (!f->o.symbol || f->ev_vis);
+	info.trigger = ev->type == PREC_TEV_TRACE_BEGIN || ev->type == PREC_TEV_TRACE_END ?
+			       f->trig_last : -1;
+	info.depth = (int)t->n;
+	return f->o.tap->event(f->o.tap->arg, si, ev, &info);
+}
+
+struct head {
+	struct prec_decoder *d;
+	const struct prec_tev *ev;  /* the decoder's, valid until its next call */
+	bool valid;
+};
+
+static bool stream_wanted(struct prec_session *s, const struct prec_output_opts *o,
+			  const struct prec_stream *st)
+{
+	if (o->cpu >= 0 && st->cpu >= 0 && st->tid < 0 && st->cpu != o->cpu)
+		return false;
+	if (o->tid >= 0 && st->tid >= 0 && st->tid != o->tid)
+		return false;
+	if (o->pid >= 0 && st->tid >= 0 &&
+	    prec_session_pid_of(s, st->tid, UINT64_MAX) >= 0 &&
+	    prec_session_pid_of(s, st->tid, UINT64_MAX) != o->pid)
+		return false;
+	return true;
+}
+
+/* Tells o->progress how far the decode of the wanted streams is. */
+static void report_progress(struct prec_session *s, const struct prec_fmt_ctx *f,
+			    const struct head *h, size_t n)
+{
+	uint64_t done = 0, total = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct prec_stream *st = prec_session_stream(s, i);
+		uint64_t all = st->len + st->lost;
+
+		if (!h[i].d)
+			continue;
+		total += all;
+		if (!h[i].valid)
+			done += all;
+		else if (h[i].ev->offset > st->base)
+			done += PREC_MIN(h[i].ev->offset - st->base, all);
+	}
+	f->o.progress(f->o.progress_ctx, done, total);
+}
+
+/*
+ * Formats the events of all streams and the trigger samples by time: the
+ * earliest first, among equal times a trigger first, then the stream of
+ * the lowest index. The stream picked goes on without a new comparison
+ * while its events stay before the bound that the others set.
+ */
+static int merge_streams(struct prec_session *s, struct prec_fmt_ctx *f, struct head *h,
+			 size_t n)
+{
+	size_t i, nsb = prec_session_nr_sb(s), sbi = 0;
+	uint32_t tick = 0;
+	int err;
+
+	for (;;) {
+		uint64_t lo_bound = UINT64_MAX, hi_bound = UINT64_MAX, sb_time = UINT64_MAX;
+		bool sb_signal = false;
+		size_t best = n;
+
+		for (i = 0; i < n; i++)
+			if (h[i].valid && (best == n || h[i].ev->time < h[best].ev->time))
+				best = i;
+		while (sbi < nsb && prec_session_sb(s, sbi)->type != PREC_SB_SAMPLE &&
+		       prec_session_sb(s, sbi)->type != PREC_SB_SIGNAL)
+			sbi++;
+		if (sbi < nsb) {
+			sb_time = prec_session_sb(s, sbi)->time;
+			sb_signal = prec_session_sb(s, sbi)->type == PREC_SB_SIGNAL;
+		}
+		/* A trigger sample goes before trace of its time, a thread's death after it. */
+		if (sbi < nsb && (best == n || sb_time < h[best].ev->time ||
+				  (sb_time == h[best].ev->time && !sb_signal))) {
+			const struct prec_sb *sb = prec_session_sb(s, sbi);
+
+			err = sb_signal ? prec_fmt_signal(f, sb) : prec_fmt_trigger(f, sb);
+			if (err)
+				return err;
+			sbi++;
+			continue;
+		}
+		if (best == n)
+			return 0;
+		/* Streams before @best win ties, those after it lose them. */
+		for (i = 0; i < n; i++) {
+			if (!h[i].valid || i == best)
+				continue;
+			if (i < best)
+				lo_bound = PREC_MIN(lo_bound, h[i].ev->time);
+			else
+				hi_bound = PREC_MIN(hi_bound, h[i].ev->time);
+		}
+		do {
+			err = prec_fmt_event(f, best, h[best].ev);
+			if (!err && f->o.tap)
+				err = tap_event(f, best, h[best].ev);
+			if (err)
+				return err;
+			err = prec_decoder_next_ref(h[best].d, &h[best].ev);
+			if (err < 0)
+				return err;
+			h[best].valid = err > 0;
+			if (!(++tick & 0xffff) && f->o.progress)
+				report_progress(s, f, h, n);
+		} while (h[best].valid && h[best].ev->time < lo_bound &&
+			 h[best].ev->time <= hi_bound &&
+			 (sb_signal ? h[best].ev->time <= sb_time : h[best].ev->time < sb_time));
+	}
+}
+
+int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FILE *outf)
+{
+	const struct prec_decoder_ops *ops = o->decoder ? o->decoder : prec_decoder_for_session(s);
+	struct prec_decoder_opts dopts = { 0 };
+	struct prec_fmt_ctx *f = NULL;
+	struct head *h = NULL;
+	size_t i, n;
+	int err;
+
+	if (o->symbol && !symbol_exists(s, o->symbol))
+		return -PREC_E_NOSYM;
+	err = prec_fmt_new(s, o, outf, &f);
+	if (err)
+		return err;
+	n = prec_session_nr_streams(s);
+	h = calloc(n + 1, sizeof(*h));
+	if (!h) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dopts.window = o->window;
+	dopts.no_blocks = o->fmt == PREC_FMT_CALL_TRACE || o->fmt == PREC_FMT_CALL_RET_TRACE ||
+			  o->fmt == PREC_FMT_BRANCHES;
+	for (i = 0; i < n; i++) {
+		const struct prec_stream *st = prec_session_stream(s, i);
+
+		if (!stream_wanted(s, o, st)) {
+			if (i < f->nst)
+				f->st[i].skipped = true;
+			continue;
+		}
+		err = prec_decoder_open(ops, s, st, &dopts, &h[i].d);
+		if (err)
+			goto out;
+		err = prec_decoder_next_ref(h[i].d, &h[i].ev);
+		if (err < 0)
+			goto out;
+		h[i].valid = err > 0;
+	}
+	err = merge_streams(s, f, h, n);
+	if (!err)
+		err = prec_fmt_finish(f);
+	/* The function exists but never ran in what was decoded: say so. */
+	if (!err && o->symbol && !f->symbol_ran)
+		err = -PREC_E_NOMATCH;
+out:
+	for (i = 0; h && i < n; i++)
+		prec_decoder_free(h[i].d);
+	free(h);
+	if (err < 0 && f && !f->werr)
+		flush_out(f);
+	prec_fmt_free(f);
+	return err < 0 ? err : 0;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The mailbox between the guest's first process (emulate/guest/ptrec-guest.c)
+ * and the host side of the whole-system software tracer (emusys.c): a range
+ * of guest-physical memory that the guest kernel leaves alone (booted with
+ * memmap=SIZE$PHYS) and that the host reads from the file backing the
+ * guest's RAM (file offset = guest-physical address). Layout only, no code.
+ */
+#ifndef PREC_EMUSYS_MB_H
+#define PREC_EMUSYS_MB_H
+
+#include <stdint.h>
+
+#define PREC_EMUSYS_MB_PHYS 0xC000000ull   /* 192 MiB */
+#define PREC_EMUSYS_MB_SIZE (16u << 20)
+#define PREC_EMUSYS_MB_KSYMS 4096u         /* /proc/kallsyms text */
+#define PREC_EMUSYS_MB_KSYMS_MAX (12u << 20)
+#define PREC_EMUSYS_MB_MAPS (13u << 20)    /* /proc/PID/maps of the workload at its exit */
+#define PREC_EMUSYS_MB_MAPS_MAX (2u << 20)
+#define PREC_EMUSYS_MB_DONE 0x656e6f64u    /* "done" */
+
+struct prec_emusys_mb {
+	uint32_t done;      /* PREC_EMUSYS_MB_DONE once the workload ended */
+	uint32_t pid;       /* the workload's pid, set before it runs */
+	uint32_t status;    /* its wait status */
+	uint32_t ksyms_len; /* bytes of kallsyms text at PREC_EMUSYS_MB_KSYMS */
+	uint32_t maps_len;  /* bytes of maps text at PREC_EMUSYS_MB_MAPS */
+};
+
+#endif

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A user-space model of the parts of the kernel's perf interface
+ * (kernel/events/core.c, kernel/events/ring_buffer.c) the recorder can
+ * trip, behind the same seam as the real kernel (record/kernel.h).
+ *
+ * What it models now: perf_event_open()'s validation (flags, the attr
+ * checks of perf_copy_attr(), CPU and task, the PMU, clocks, inherit rules,
+ * aux_action, group rules, PERF_FLAG_FD_OUTPUT/NO_GROUP) with the errno the
+ * kernel gives for each refusal; the ioctls ENABLE, DISABLE, ID,
+ * SET_OUTPUT (with perf_event_set_output()'s rules) and PAUSE_OUTPUT; the
+ * mmap layout (control page + 2^n data pages, the AUX area at aux_offset
+ * after the data ring, 2^n pages, only once the data ring is mapped) and
+ * the mlock budget (perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK);
+ * enable_on_exec when told that a task execs (prec_kmodel_task_exec());
+ * read() in the event's read_format, groups included, with zero counts and
+ * the time each event spent enabled; close. Each rule in kmodel.c names the
+ * kernel function it follows; tests/tools/kmodel_diff.c asks the real
+ * kernel the same questions.
+ *
+ * The producer side (kmodel_ring.c): records behind data_head with LOST
+ * when the ring is full, trace behind aux_head with PERF_RECORD_AUX,
+ * TRUNCATED and the AUX event disabled when the AUX area is full, wakeups
+ * at the watermarks, sample_id trailers. The emulated PMUs below feed it.
+ *
+ * The emulated PMUs schedule the workload's threads over the model's CPUs
+ * with the kernel's switch records (kmodel_emu.c).
+ *
+ * Not modelled yet: migration between CPUs, THROTTLE, inheritance, cgroups,
+ * permissions (the caller may do everything but exceed the mlock budget),
+ * counts in read() (zeros). See docs/DESIGN.md.
+ *
+ * One recorder per model; the emulated PMUs produce from a thread of their
+ * own, under the model's lock.
+ */
+#ifndef PREC_KMODEL_H
+#define PREC_KMODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record/kernel.h"
+#include "record/kmodel_limits.h"
+
+/* What a PMU can do (the kernel's PERF_PMU_CAP_* and pmu callbacks). */
+enum {
+	PREC_KMODEL_CAP_AUX = 1u << 0,        /* has an AUX area (pmu->setup_aux) */
+	PREC_KMODEL_CAP_AUX_PAUSE = 1u << 1,  /* PERF_PMU_CAP_AUX_PAUSE */
+	PREC_KMODEL_CAP_AUX_OUTPUT = 1u << 2, /* PERF_PMU_CAP_AUX_OUTPUT */
+	PREC_KMODEL_CAP_NO_NMI = 1u << 3,     /* PERF_PMU_CAP_NO_NMI: any clockid */
+};
+
+
+struct prec_kmodel;
+
+/*
+ * A model with @nr_cpus CPUs (0: the host's count) that knows the software
+ * and tracepoint PMUs. NULL on no memory.
+ */
+struct prec_kmodel *prec_kmodel_new(int nr_cpus);
+/* Frees the model, its events and any mapping still held. NULL is fine. */
+void prec_kmodel_free(struct prec_kmodel *m);
+/* Adds a PMU of attr.type @type with PREC_KMODEL_CAP_* @caps. 0 or -ENOMEM. */
+int prec_kmodel_add_pmu(struct prec_kmodel *m, uint32_t type, unsigned caps);
+/* The model as the recorder's kernel (valid until prec_kmodel_free()). */
+const struct prec_kernel *prec_kmodel_kernel(struct prec_kmodel *m);
+
+/* This machine's values (sysctls, rlimit, capability) into @l. */
+void prec_kmodel_host_limits(struct prec_kmodel_limits *l);
+/* The limits the model applies from now on (the host's until set). */
+void prec_kmodel_set_limits(struct prec_kmodel *m, const struct prec_kmodel_limits *l);
+
+/*
+ * Task @tid execs (the producer side calls this where the kernel would run
+ * perf_event_exec()): its own events with enable_on_exec are enabled, once.
+ * Events of other tasks and CPU-wide events are untouched.
+ */
+void prec_kmodel_task_exec(struct prec_kmodel *m, pid_t tid);
+
+/*
+ * The software tracers as PMUs of the model (kmodel_emu.c). The tracer
+ * (Intel PT or ETMv4) runs the workload under QEMU when the recorder starts
+ * it (the table's tasks); its trace bytes, side-band records and trigger
+ * samples reach the rings of the events that cover the thread, as the
+ * kernel's would: the k-th thread runs on CPU k mod nr_cpus, switched with
+ * the others of its CPU (PERF_RECORD_SWITCH, PERF_RECORD_SWITCH_CPU_WIDE).
+ */
+struct prec_emu_config;
+struct prec_etm_config;
+
+struct prec_kmodel_emu {
+	uint32_t aux_type;                  /* attr.type of the emulated tracer */
+	const struct prec_emu_config *pt;   /* the Intel PT tracer's run, or NULL */
+	const struct prec_etm_config *etm;  /* the ETMv4 tracer's run, or NULL */
+	/*
+	 * Per trigger of the run (pt or etm ->triggers, same order): the attr
+	 * the recorder opens it with (type, config, config1, config2 and the
+	 * aux_action bits say which event it is). Borrowed until free.
+	 */
+	const struct prec_attr *trigger_attrs;
+};
+
+/*
+ * Makes @cfg's tracer a PMU of @m (type @cfg->aux_type, AUX with pause), the
+ * trigger PMUs known, and the model the runner of the workload
+ * (prec_kmodel_kernel(m)->tasks). @cfg and what it points to are borrowed
+ * until prec_kmodel_free(). 0 or -ENOMEM.
+ */
+int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg);
+
+/*
+ * The model's tracepoint ids for the system-call tracepoints the tracers
+ * trigger on (its own tracefs): @nr -1 is any system call.
+ */
+#define PREC_KMODEL_SYSCALL_TP(enter, nr) (0x7e000000ull + ((uint64_t)((nr) + 1) << 1) + !!(enter))
+
+/* The pid the model gives the workload before it runs (beyond any real pid). */
+#define PREC_KMODEL_WORKLOAD_PID ((pid_t)(1 << 22) + 7)
+
+/* The first fd the model hands out: far above any real descriptor. */
+#define PREC_KMODEL_FD0 (1 << 24)
+
+#endif

@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The software tracers as PMUs of the model (record/kmodel.h): the tracer
+ * runs the workload under QEMU in a thread of its own (emurun.h), and each
+ * trace piece, side-band record and trigger sample it sends becomes the
+ * output the kernel would give the events that cover the thread.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/array.h"
+#include "base/perf_records.h"
+#include "base/util.h"
+#include "record/emulate.h"
+#include "record/etm_emulate.h"
+#include "record/kmodel.h"
+#include "record/kmodel_int.h"
+#include "tracefile/tfile.h"
+
+/*
+ * The model's scheduler. Each thread of the workload gets a CPU when it is
+ * created (its FORK record, or its first message for the first thread), in
+ * turn: the k-th thread runs on CPU k mod N, the same in every run, and stays
+ * there. QEMU runs the threads side by side; when a message of a thread comes
+ * while another holds its CPU, the model switches them as the scheduler
+ * would, with the switch records of the kernel (see run_on()). A thread's
+ * EXIT leaves its CPU idle (pid and tid 0, the kernel's idle task).
+ */
+struct kthr {
+	uint32_t pid, tid;
+	int cpu;
+	bool dead;
+	uint64_t time; /* of its latest message */
+};
+
+struct kcpu {
+	uint32_t pid, tid; /* its current thread; 0: idle */
+	uint64_t time;     /* of its latest switch */
+};
+
+struct kemu {
+	struct prec_kmodel_emu cfg;
+	struct prec_emu_config pt;
+	struct prec_etm_config etm;
+	char *const *argv;
+	pthread_t thread;
+	bool started;
+	int done;           /* the run returned (atomic) */
+	int result, wstatus;
+	struct prec_diag diag;
+	pid_t main_pid;     /* the workload's first process, once heard of */
+	int pending_sig;    /* a kill() before the workload was heard of */
+	struct pending *pend; /* pieces written, their end not yet heard of */
+	size_t npend;
+	uint64_t last_time;
+	struct kthr *thr;     /* every thread heard of, and its CPU */
+	size_t nthr;
+	struct kcpu *cpus;    /* m->nr_cpus of them */
+	unsigned next_cpu;    /* the CPU the next new thread gets */
+};
+
+/*
+ * A thread's piece of trace in an AUX area, waiting for the tracer's
+ * PERF_RECORD_AUX of it: the moment its trace was handed over (the driver's
+ * perf_aux_output_end() at a PMI or at sched-out), which gives the time.
+ */
+struct pending {
+	uint32_t pid, tid;
+	int cpu;
+	size_t ev;
+	struct km_piece pc;
+	bool ended; /* reported at a stop already: its record only leaves the queue */
+};
+
+/*
+ * Whether event @e sees what thread @tid of process @pid does on CPU
+ * @cpu: a CPU context on that CPU, or the workload's task context (every
+ * thread it made when the event is inherited, inherit_event() at fork;
+ * else its first thread only).
+ */
+static bool covers(const struct prec_kmodel *m, const struct kev *e, uint32_t pid, uint32_t tid,
+		   int cpu)
+{
+	const struct kemu *x = m->emu;
+
+	(void)pid;
+	if (e->cpu != -1 && e->cpu != cpu)
+		return false;
+	if (e->task == -1)
+		return true;
+	if (!tid) /* the idle task: no task context of the workload */
+		return false;
+	if (e->task != PREC_KMODEL_WORKLOAD_PID)
+		return false;
+	return e->attr.inherit || (x->main_pid && (pid_t)tid == x->main_pid);
+}
+
+/* perf_event_task_match(), perf_event_comm_match(), perf_event_mmap_match(), ... */
+static bool wants(const struct kev *e, uint32_t type)
+{
+	const struct prec_attr *a = &e->attr;
+
+	switch (type) {
+	case PERF_RECORD_COMM:
+		return a->comm;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return a->mmap || a->mmap2;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task;
+	case PERF_RECORD_TEXT_POKE:
+		return a->text_poke;
+	case PERF_RECORD_ITRACE_START:
+		/* perf_log_itrace_start(): the AUX event itself. */
+		return (e->caps & PREC_KMODEL_CAP_AUX) != 0;
+	case PREC_RECORD_SIGNAL:
+		/*
+		 * Not a kernel record: the software tracer's note of how the
+		 * workload died, carried in the AUX event's ring so that it
+		 * reaches the file in order with the trace.
+		 */
+		return (e->caps & PREC_KMODEL_CAP_AUX) != 0;
+	default:
+		return false;
+	}
+}
+
+static void heard_of(struct kemu *x, uint32_t pid)
+{
+	if (x->main_pid || !pid)
+		return;
+	x->main_pid = (pid_t)pid;
+	if (x->pending_sig)
+		kill(x->main_pid, x->pending_sig);
+}
+
+/*
+ * The time of a switch on @cpu at emulated time @t: never before the CPU's
+ * last switch (QEMU's threads send their messages in an order of their own).
+ * The other records keep their thread's time: each process of the workload
+ * has its own instruction clock, and its trace's timestamps and its
+ * side-band must agree.
+ */
+static uint64_t switch_time(struct prec_kmodel *m, int cpu, uint64_t t)
+{
+	struct kcpu *c = &m->emu->cpus[cpu];
+
+	if (t > c->time)
+		c->time = t;
+	return c->time;
+}
+
+/*
+ * Ends the oldest pending piece of @tid (@all: every one of @tid, or of
+ * every thread when @tid is 0).
+ */
+static void end_piece(struct prec_kmodel *m, uint32_t tid, bool all, uint64_t time)
+{
+	struct kemu *x = m->emu;
+	size_t i;
+
+	for (i = 0; i < x->npend; i++) {
+		struct pending *p = &x->pend[i];
+		struct km_sid ps = { p->pid, p->tid, time, (uint32_t)p->cpu };
+
+		if (tid && p->tid != tid)
+			continue;
+		if (p->ev < m->nev && !p->ended)
+			prec_km_aux_end(m, &m->ev[p->ev], &p->pc, &ps);
+		memmove(p, p + 1, (x->npend - i - 1) * sizeof(*p));
+		x->npend--;
+		if (!all)
+			return;
+		i--;
+	}
+}
+
+void prec_km_emu_stop(struct prec_kmodel *m, struct kev *e)
+{
+	struct kemu *x = m->emu;
+	size_t i, ev = (size_t)(e - m->ev);
+
+	for (i = 0; x && i < x->npend; i++) {
+		struct pending *p = &x->pend[i];
+		struct km_sid ps = { p->pid, p->tid, x->last_time, (uint32_t)p->cpu };
+
+		if (p->ev != ev || p->ended)
+			continue;
+		prec_km_aux_end(m, e, &p->pc, &ps);
+		p->ended = true;
+	}
+}
+
+/* Thread @tid of process @pid: its entry, made (with the next CPU in turn) if new. */
+static struct kthr *thread_of(struct prec_kmodel *m, uint32_t pid, uint32_t tid)
+{
+	struct kemu *x = m->emu;
+	size_t i;
+
+	for (i = 0; i < x->nthr; i++)
+		if (x->thr[i].tid == tid)
+			return &x->thr[i];
+	if (PREC_ARRAY_RESERVE(x->thr, x->nthr, 1))
+		return NULL;
+	x->thr[x->nthr] = (struct kthr){ pid, tid, (int)(x->next_cpu++ % (unsigned)m->nr_cpus),
+					 false, 0 };
+	return &x->thr[x->nthr++];
+}
+
+/*
+ * perf_event_switch() for @pid/@tid on @cpu, to every event that asks for
+ * switches (perf_event_switch_match(): attr.context_switch) and sees the
+ * thread there: a task event gets PERF_RECORD_SWITCH, a CPU event
+ * PERF_RECORD_SWITCH_CPU_WIDE with the thread it switches to or from
+ * (perf_event_switch_output()). Out of a thread that can still run, the
+ * record says PREEMPT (task_is_runnable()).
+ */
+static void switch_output(struct prec_kmodel *m, int cpu, const struct kcpu *t,
+			  const struct kcpu *next_prev, bool in, bool preempt)
+{
+	uint32_t np[2] = { next_prev->pid, next_prev->tid };
+	uint16_t misc = in ? 0 : PERF_RECORD_MISC_SWITCH_OUT;
+	struct km_sid s = { t->pid, t->tid, m->emu->cpus[cpu].time, (uint32_t)cpu };
+	size_t i;
+
+	if (!in && preempt)
+		misc |= PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+	for (i = 0; i < m->nev; i++) {
+		struct kev *e = &m->ev[i];
+
+		if (!e->open || !e->attr.context_switch || !covers(m, e, t->pid, t->tid, cpu) ||
+		    !prec_km_active(m, e))
+			continue;
+		if (e->task == -1)
+			prec_km_output(m, e, PERF_RECORD_SWITCH_CPU_WIDE, misc, np, sizeof(np), &s);
+		else
+			prec_km_output(m, e, PERF_RECORD_SWITCH, misc, NULL, 0, &s);
+	}
+}
+
+/*
+ * @next takes @cpu from its current thread, in the kernel's order
+ * (__perf_event_task_sched_out(), then __perf_event_task_sched_in()): the
+ * switch out of the current thread, its context out (the AUX event's
+ * pt_event_stop() ends its piece: perf_aux_output_end(), at the time of the
+ * thread's last message), then the switch in.
+ * @preempt: the current thread can still run (it has not exited).
+ */
+static void switch_to(struct prec_kmodel *m, int cpu, const struct kcpu *next, uint64_t time,
+		      bool preempt)
+{
+	struct kcpu *c = &m->emu->cpus[cpu];
+	struct kcpu prev = *c;
+
+	switch_time(m, cpu, time);
+	switch_output(m, cpu, &prev, next, false, preempt);
+	if (prev.tid) {
+		struct kthr *pt = thread_of(m, prev.pid, prev.tid);
+
+		end_piece(m, prev.tid, true, pt ? pt->time : c->time);
+	}
+	c->pid = next->pid;
+	c->tid = next->tid;
+	switch_output(m, cpu, next, &prev, true, false);
+}
+
+/*
+ * Thread @tid, which sends a message of time @time (0: no time of its own),
+ * runs on its CPU now: switched in first if another thread had it (a dead
+ * thread's late messages schedule nothing). NULL on no memory.
+ */
+static struct kthr *run_on(struct prec_kmodel *m, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct kthr *t = thread_of(m, pid, tid);
+	struct kcpu *c;
+
+	if (!t)
+		return NULL;
+	if (time > t->time)
+		t->time = time;
+	c = &m->emu->cpus[t->cpu];
+	if (c->tid != tid && !t->dead) {
+		struct kcpu next = { pid, tid, 0 };
+
+		switch_to(m, t->cpu, &next, t->time, true);
+		t = thread_of(m, pid, tid); /* the table may have moved */
+	}
+	return t;
+}
+
+/* Thread @tid exited (its EXIT record): its CPU goes idle. */
+static void leave(struct prec_kmodel *m, uint32_t tid, uint64_t time)
+{
+	struct kemu *x = m->emu;
+	size_t i;
+
+	for (i = 0; i < x->nthr; i++) {
+		struct kthr *t = &x->thr[i];
+		struct kcpu idle = { 0, 0, 0 };
+
+		if (t->tid != tid || t->dead)
+			continue;
+		t->dead = true;
+		if (x->cpus[t->cpu].tid == tid)
+			switch_to(m, t->cpu, &idle, time, false);
+	}
+}
+
+/* The end of the run: every CPU still running a thread goes idle. */
+static void all_idle(struct prec_kmodel *m, uint64_t time)
+{
+	struct kemu *x = m->emu;
+	int c;
+
+	for (c = 0; c < m->nr_cpus; c++)
+		if (x->cpus[c].tid)
+			leave(m, x->cpus[c].tid, time);
+}
+
+/* A side-band record (the tracer's trailer: PREC_EMU_SAMPLE_ID_TYPE) to its events. */
+static int emu_sideband(void *ctx, const void *rec, size_t size)
+{
+	struct prec_kmodel *m = ctx;
+	const struct perf_event_header *h = rec;
+	struct prec_sample_id sid;
+	struct km_sid s;
+	struct kthr *t;
+	size_t i, body;
+	int cpu;
+
+	if (size < sizeof(*h) + 32 || prec_perf_sample_id(h, &sid))
+		return -EPROTO;
+	body = size - sizeof(*h) - 32;
+	pthread_mutex_lock(&m->lock);
+	heard_of(m->emu, sid.pid);
+	if (sid.time > m->emu->last_time)
+		m->emu->last_time = sid.time;
+	if (h->type == PERF_RECORD_AUX) {
+		/*
+		 * The tracer's own record says when; the model writes the record.
+		 * A piece ended already (its thread was switched out) is left be.
+		 */
+		end_piece(m, sid.tid, false, sid.time);
+		pthread_mutex_unlock(&m->lock);
+		return 0;
+	}
+	if (h->type == PERF_RECORD_FORK && body >= 16) {
+		/*
+		 * perf_event_fork() runs in the parent (copy_process()): the
+		 * record is written on its CPU with its sample_id, whoever of
+		 * the two told the tracer first.
+		 */
+		sid.pid = prec_rd32((const uint8_t *)(h + 1) + 4);
+		sid.tid = prec_rd32((const uint8_t *)(h + 1) + 12);
+	}
+	t = run_on(m, sid.pid, sid.tid, sid.time);
+	if (!t) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOMEM;
+	}
+	cpu = t->cpu;
+	s = (struct km_sid){ sid.pid, sid.tid, sid.time, (uint32_t)cpu };
+	for (i = 0; i < m->nev; i++) {
+		struct kev *e = &m->ev[i];
+
+		if (wants(e, h->type) && covers(m, e, sid.pid, sid.tid, cpu) &&
+		    prec_km_active(m, e))
+			prec_km_output(m, e, h->type, h->misc, h + 1, body, &s);
+	}
+	/* FORK and EXIT bodies: pid, ppid, tid, ptid. A new thread gets its CPU now. */
+	if (body >= 16) {
+		const uint8_t *b = (const uint8_t *)(h + 1);
+
+		if (h->type == PERF_RECORD_FORK && !thread_of(m, prec_rd32(b), prec_rd32(b + 8)))
+			cpu = -1;
+		else if (h->type == PERF_RECORD_EXIT)
+			leave(m, prec_rd32(b + 8), sid.time);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return cpu < 0 ? -ENOMEM : 0;
+}
+
+static bool same_event(const struct prec_attr *a, const struct prec_attr *b)
+{
+	return a->type == b->type && a->config == b->config && a->config1 == b->config1 &&
+	       a->config2 == b->config2 && a->aux_pause == b->aux_pause &&
+	       a->aux_resume == b->aux_resume;
+}
+
+/*
+ * A trigger fired: its sample goes to every event of that trigger covering
+ * the thread, whether or not the firing paused or resumed the trace (the
+ * overflow handler writes the sample in any case; perf_event_aux_pause()
+ * acts beside it).
+ */
+static int emu_sample(struct prec_kmodel *m, const struct perf_event_header *h)
+{
+	const struct prec_emu_trigger *trig = m->emu->cfg.pt ? m->emu->pt.triggers :
+								m->emu->etm.triggers;
+	size_t nt = m->emu->cfg.pt ? m->emu->pt.ntriggers : m->emu->etm.ntriggers;
+	struct prec_trigger_sample ts;
+	const struct prec_attr *key = NULL;
+	struct km_sid s;
+	struct kthr *t;
+	size_t i;
+	int cpu;
+
+	if (prec_perf_parse_sample(h, &ts))
+		return -EPROTO;
+	for (i = 0; i < nt && !key; i++)
+		if (PREC_EMU_ID(trig[i].event_index) == ts.id)
+			key = &m->emu->cfg.trigger_attrs[i];
+	if (!key)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	heard_of(m->emu, ts.pid);
+	t = run_on(m, ts.pid, ts.tid, ts.time);
+	cpu = t ? t->cpu : -1;
+	s = (struct km_sid){ ts.pid, ts.tid, ts.time, (uint32_t)cpu };
+	for (i = 0; i < m->nev && cpu >= 0; i++) {
+		struct kev *e = &m->ev[i];
+
+		if (same_event(&e->attr, key) && covers(m, e, ts.pid, ts.tid, cpu) &&
+		    prec_km_active(m, e))
+			prec_km_sample(m, e, ts.ip, ts.period, &s);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return cpu < 0 ? -ENOMEM : 0;
+}
+
+static int emu_record(void *ctx, const void *rec, size_t size)
+{
+	const struct perf_event_header *h = rec;
+
+	if (h->type == PERF_RECORD_SAMPLE)
+		return emu_sample(ctx, h);
+	return emu_sideband(ctx, rec, size);
+}
+
+/*
+ * Trace bytes of a thread: to the AUX event running on its CPU for it (the
+ * tracer's PMU is exclusive: one AUX event per CPU at a time). The bytes of
+ * a thread no AUX event covers, or that find the event disabled, are not
+ * traced, as on hardware.
+ */
+static int emu_aux(void *ctx, uint32_t pid, uint32_t tid, uint64_t offset, const void *data,
+		   size_t size)
+{
+	struct prec_kmodel *m = ctx;
+	struct km_sid s;
+	struct kthr *t;
+	size_t i;
+	int cpu;
+
+	(void)offset;
+	pthread_mutex_lock(&m->lock);
+	heard_of(m->emu, pid);
+	t = run_on(m, pid, tid, 0);
+	cpu = t ? t->cpu : -1;
+	s = (struct km_sid){ pid, tid, t ? t->time : 0, (uint32_t)cpu };
+	for (i = 0; i < m->nev && cpu >= 0; i++) {
+		struct kev *e = &m->ev[i];
+
+		struct km_piece pc;
+
+		if (!e->open || !(e->caps & PREC_KMODEL_CAP_AUX) || e->ring < 0 ||
+		    !covers(m, e, pid, tid, cpu))
+			continue;
+		if (prec_km_aux_write(m, e, data, size, &pc)) {
+			if (PREC_ARRAY_RESERVE(m->emu->pend, m->emu->npend, 1)) {
+				prec_km_aux_end(m, e, &pc, &s);
+				break;
+			}
+			m->emu->pend[m->emu->npend++] = (struct pending){ pid, tid, cpu, i, pc, false };
+		}
+		break;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return cpu < 0 ? -ENOMEM : 0;
+}
+
+static int emu_stream(void *ctx, uint32_t pid, uint32_t tid, unsigned index, uint8_t csid)
+{
+	(void)ctx;
+	(void)pid;
+	(void)tid;
+	(void)index;
+	(void)csid;
+	return 0;
+}
+
+static void *run_thread(void *arg)
+{
+	struct prec_kmodel *m = arg;
+	struct kemu *x = m->emu;
+	int r;
+
+	if (x->cfg.pt) {
+		struct prec_emu_ops ops = { .ctx = m, .aux = emu_aux, .sideband = emu_record };
+
+		r = prec_emu_run(&x->pt, &ops, &x->wstatus, &x->diag);
+	} else {
+		struct prec_etm_ops ops = { .ctx = m, .stream = emu_stream, .aux = emu_aux,
+					    .sideband = emu_record };
+
+		r = prec_etm_run(&x->etm, &ops, &x->wstatus, &x->diag);
+	}
+	pthread_mutex_lock(&m->lock);
+	end_piece(m, 0, true, x->last_time); /* pieces whose record never came */
+	all_idle(m, x->last_time);
+	pthread_mutex_unlock(&m->lock);
+	x->result = r;
+	__atomic_store_n(&x->done, 1, __ATOMIC_RELEASE);
+	prec_km_kick(m);
+	return NULL;
+}
+
+static int t_prepare(void *ctx, char *const argv[], pid_t *pid, struct prec_diag *d)
+{
+	struct prec_kmodel *m = ctx;
+
+	if (!argv || !argv[0])
+		return prec_diag_set(d, -EINVAL, -1, "no program to run");
+	m->emu->argv = argv;
+	*pid = PREC_KMODEL_WORKLOAD_PID;
+	return 0;
+}
+
+/* perf_event_enable_on_exec(): the workload's own events with enable_on_exec. */
+static void enable_on_exec(struct prec_kmodel *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nev; i++)
+		if (m->ev[i].open && m->ev[i].task == PREC_KMODEL_WORKLOAD_PID &&
+		    m->ev[i].attr.enable_on_exec)
+			m->ev[i].enabled = true;
+}
+
+static int t_start(void *ctx, struct prec_diag *d)
+{
+	struct prec_kmodel *m = ctx;
+	struct kemu *x = m->emu;
+	int r;
+
+	x->pt.argv = x->argv;
+	x->etm.argv = x->argv;
+	pthread_mutex_lock(&m->lock);
+	enable_on_exec(m);
+	pthread_mutex_unlock(&m->lock);
+	r = pthread_create(&x->thread, NULL, run_thread, m);
+	if (r)
+		return prec_diag_set(d, -r, -1, "cannot start the software tracer: %s", strerror(r));
+	x->started = true;
+	return 0;
+}
+
+static int t_wait(void *ctx, bool block, int *wstatus, struct prec_diag *d)
+{
+	struct prec_kmodel *m = ctx;
+	struct kemu *x = m->emu;
+
+	if (!x->started)
+		return 1;
+	if (!block && !__atomic_load_n(&x->done, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_join(x->thread, NULL);
+	x->started = false;
+	*wstatus = x->wstatus;
+	if (x->result < 0) {
+		if (d)
+			*d = x->diag;
+		return x->result;
+	}
+	return 1;
+}
+
+static void t_kill(void *ctx, int sig)
+{
+	struct prec_kmodel *m = ctx;
+	struct kemu *x = m->emu;
+
+	pthread_mutex_lock(&m->lock);
+	if (x->started && !__atomic_load_n(&x->done, __ATOMIC_ACQUIRE)) {
+		if (x->main_pid)
+			kill(x->main_pid, sig);
+		else
+			x->pending_sig = sig;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+static const struct prec_kernel_tasks emu_tasks = {
+	.prepare = t_prepare,
+	.start = t_start,
+	.wait = t_wait,
+	.kill = t_kill,
+};
+
+int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg)
+{
+	struct kemu *x = calloc(1, sizeof(*x));
+	size_t i, nt;
+	int err;
+
+	if (!x)
+		return -ENOMEM;
+	m->emu = x;
+	x->cpus = calloc((size_t)m->nr_cpus, sizeof(*x->cpus));
+	if (!x->cpus)
+		return -ENOMEM;
+	x->cfg = *cfg;
+	if (cfg->pt)
+		x->pt = *cfg->pt;
+	if (cfg->etm)
+		x->etm = *cfg->etm;
+	err = prec_kmodel_add_pmu(m, cfg->aux_type,
+				  PREC_KMODEL_CAP_AUX | PREC_KMODEL_CAP_AUX_PAUSE);
+	nt = cfg->pt ? x->pt.ntriggers : x->etm.ntriggers;
+	/* The triggers' PMUs: uprobes and counters (software and tracepoints are known). */
+	for (i = 0; i < nt && !err; i++) {
+		uint32_t type = cfg->trigger_attrs[i].type;
+		size_t k;
+
+		for (k = 0; k < m->npmus && m->pmus[k].type != type; k++)
+			;
+		if (k == m->npmus)
+			err = prec_kmodel_add_pmu(m, type, 0);
+	}
+	m->k.tasks = &emu_tasks;
+	return err;
+}
+
+void prec_km_emu_free(struct prec_kmodel *m)
+{
+	struct kemu *x = m->emu;
+	int ws;
+
+	if (!x)
+		return;
+	if (x->started) {
+		t_kill(m, SIGKILL);
+		t_wait(m, true, &ws, NULL);
+	}
+	free(x->pend);
+	free(x->thr);
+	free(x->cpus);
+	free(x);
+	m->emu = NULL;
+}

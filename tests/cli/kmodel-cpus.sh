@@ -1,0 +1,289 @@
+#!/usr/bin/env bash
+# Per-CPU recording through the model of the kernel (--emulate with
+# --emulate-cpus N): the model gives the k-th thread of the workload CPU
+# k mod N and switches threads that share a CPU as the scheduler would.
+# Checked against the software tracer's ground truth:
+#  - the threaded and forking programs on 2 and 3 CPUs decode, thread by
+#    thread, to the whole of each thread's truth (per-CPU AUX areas, the
+#    per-thread split);
+#  - every record of a thread carries the CPU the model gave it (sample_id
+#    cpu), in the order the threads were created;
+#  - the switch records (PERF_RECORD_SWITCH of the task events, and
+#    PERF_RECORD_SWITCH_CPU_WIDE with -a) follow each other on every CPU as a
+#    CPU's switches do: out of the running thread, in of the one named next;
+#    every thread that ran switched in, and every CPU ends idle. (The other
+#    records keep the time of their process's own clock, so the time order
+#    of --sideband does not put them between their thread's switches.)
+#  - -C LIST traces the threads on those CPUs only, and their trace decodes
+#    because the side-band of the other CPUs (the mmaps of the thread that
+#    loaded the program) is recorded too;
+#  - the software cs_etm gets perf's per-CPU defaults (timestamp, contextid)
+#    and its trace decodes to the truth, per CPU and per thread.
+. "$(dirname "$0")/src/paths.sh"
+
+model_suite "per-CPU model recordings" "$PROGS/threads" "$PROGS/forkexec" || { t_done; exit; }
+. "$SRC/truth.sh"
+truth_build || { t_done; exit; }
+
+# rec NAME CPUS STATUS [ptrec options] -- PROG ARGS: records NAME.data with its
+# truth (ptrec exits with the program's STATUS), dumps its side-band (NAME.sb),
+# the truth's calls (NAME.exp) and ptdump's (NAME.got).
+rec() {
+	local name=$1 ncpu=$2 status=$3
+	shift 3
+	"$PTREC" record -q --emulate --emulate-cpus "$ncpu" -o "$name.data" \
+		--emulate-truth "$name.truth" "$@" >"$name.out" 2>"$name.err"
+	[ "$?" = "$status" ] && "$PTDUMP" --sideband "$name.data" >"$name.sb" 2>"$name.sb.err" &&
+		./decode_truth "$name.sb" "$name.truth" >"$name.exp" 2>"$name.dt.err" &&
+		"$PTDUMP" --call-trace "$name.data" >"$name.got" 2>"$name.got.err"
+}
+
+# per_thread NAME [TIDS]: each thread's decoded calls against its truth. With
+# TIDS (comma-separated) only those threads must have trace (all of their
+# truth) and every other thread none. Prints "threads N calls M" or what differs.
+per_thread() {
+	python3 - "$1.exp" "$1.got" "${2:-}" <<'EOF'
+import sys
+def calls(path, decoded):
+    out = {}
+    for line in open(path):
+        if "\t" not in line:
+            continue
+        left, right = line.rstrip("\n").split("\t", 1)
+        tid = left.split()[1] if decoded else left
+        out.setdefault(tid, []).append(right.strip())
+    return out
+exp, got = calls(sys.argv[1], False), calls(sys.argv[2], True)
+want = set(sys.argv[3].split(",")) if sys.argv[3] else set(exp)
+bad = []
+for tid in sorted(set(exp) | set(got)):
+    e = exp.get(tid, []) if tid in want else []
+    g = got.get(tid, [])
+    if e != g:
+        bad.append("thread %s: %d calls decoded, %d in the truth%s" %
+                   (tid, len(g), len(e), "" if tid in want else " (not traced)"))
+if bad or not want:
+    print("; ".join(bad) or "no thread")
+    sys.exit(1)
+print("threads %d calls %d" % (len(want), sum(len(exp[t]) for t in want)))
+EOF
+}
+
+# sched NAME NCPUS: the threads in the order they were created (the workload's
+# first thread, then each FORK's) and the CPU each was given, "tid cpu" lines.
+sched() {
+	awk -v n="$2" '
+		$3 !~ /\// { next }
+		{ split($3, a, "/"); t = a[2] }
+		t == 0 || (t in got) || ($4 != "FORK" && k) { next }
+		{ got[t] = 1; order[k++] = t }
+		END { for (i = 0; i < k; i++) print order[i], i % n }' "$1.sb"
+}
+
+# cpus_right NAME NCPUS: every record of a thread but its FORK (written by
+# the parent) carries the thread's CPU. Prints the records checked, or the first wrong one.
+cpus_right() {
+	sched "$1" "$2" >"$1.sched"
+	awk 'NR == FNR { cpu[$1] = $2; next }
+		$4 == "FORK" || $3 !~ /\// { next }
+		{ split($3, a, "/"); t = a[2]; if (t == 0) next
+		  c = substr($2, 2, 3) + 0
+		  if (!(t in cpu) || cpu[t] != c) { print "wrong CPU: " $0; bad = 1; exit 1 } n++ }
+		END { if (!bad) print n + 0 }' "$1.sched" "$1.sb"
+}
+
+# switches NAME NCPUS: the switch records on each CPU against what a CPU does.
+switches() {
+	python3 - "$1.sb" "$1.exp" "$2" <<'EOF'
+import sys, re
+ncpu = int(sys.argv[3])
+cur = {c: "0" for c in range(ncpu)}   # running thread per CPU; "0" idle
+pending = {}                         # CPU -> thread named next by an out
+ins = {}
+nsw = 0
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 4 or "/" not in f[2]:
+        continue
+    cpu = int(f[1].strip("[]"))
+    tid = f[2].split("/")[1]
+    kind = f[3]
+    if kind == "SWITCH":
+        nsw += 1
+        out = f[4] == "out"
+        m = re.search(r"(next|prev) \d+/(\d+)", line)
+        if out:
+            if cur[cpu] != tid:
+                sys.exit("CPU %d: out of %s while %s runs: %s" % (cpu, tid, cur[cpu], line.strip()))
+            pending[cpu] = m.group(2) if m else None
+            cur[cpu] = None
+        else:
+            if cur[cpu] is not None and not (cur[cpu] == "0" and tid != "0"):
+                sys.exit("CPU %d: in of %s while %s runs: %s" % (cpu, tid, cur[cpu], line.strip()))
+            if pending.get(cpu) not in (None, tid):
+                sys.exit("CPU %d: in of %s, the out named %s: %s" % (cpu, tid, pending[cpu], line.strip()))
+            cur[cpu] = tid
+            ins[tid] = ins.get(tid, 0) + 1
+        continue
+ran = {l.split("\t", 1)[0] for l in open(sys.argv[2])}
+missing = [t for t in ran if t not in ins]
+if missing:
+    sys.exit("threads that ran but never switched in: %s" % " ".join(missing))
+busy = [c for c in cur if cur[c] not in ("0", None)]
+if busy:
+    sys.exit("CPUs not idle at the end: %s" % busy)
+print("switches %d threads %d" % (nsw, len(ins)))
+EOF
+}
+
+# ---- threads and forks on 2 and 3 CPUs, per-CPU rings of the workload's task events ----
+
+for run in "th2 2 0 threads 300" "th3 3 0 threads 300" "fk3 3 3 forkexec 200"; do
+	read -r name ncpu status prog arg <<<"$run"
+	if rec "$name" "$ncpu" "$status" -- "$PROGS/$prog" "$arg" && [ ! -s "$name.got.err" ]; then
+		t_pass "$prog on $ncpu CPUs: records and decodes without errors"
+	else
+		t_fail "$prog on $ncpu CPUs: records and decodes" "$(head -n 3 "$name.err" "$name.got.err" "$name.dt.err" 2>/dev/null)"
+		continue
+	fi
+	if res=$(per_thread "$name"); then
+		t_pass "$prog on $ncpu CPUs: every thread decodes to its whole truth ($res)"
+	else
+		t_fail "$prog on $ncpu CPUs: every thread decodes to its whole truth" "$res"
+	fi
+	if res=$(cpus_right "$name" "$ncpu"); then
+		t_pass "$prog on $ncpu CPUs: $res records on the CPU their thread was given ($(awk '{ print $2 }' "$name.sched" | sort | uniq -c | awk '{ printf "%s%d on CPU %d", s, $1, $2; s = ", " }'))"
+	else
+		t_fail "$prog on $ncpu CPUs: each thread's records on its CPU" "$res"
+	fi
+	if res=$(switches "$name" "$ncpu" 2>&1); then
+		t_pass "$prog on $ncpu CPUs: PERF_RECORD_SWITCH of the task events consistent ($res)"
+	else
+		t_fail "$prog on $ncpu CPUs: PERF_RECORD_SWITCH consistent" "$res"
+	fi
+done
+nsw=$(grep -c ' SWITCH ' th2.sb)
+ncw=$(grep -c ' SWITCH .* \(next\|prev\) ' th2.sb)
+if [ "$nsw" -gt 0 ] && [ "$ncw" = 0 ]; then
+	t_pass "task events get PERF_RECORD_SWITCH without next/prev ($nsw)"
+else
+	t_fail "task events get PERF_RECORD_SWITCH without next/prev" "switches $nsw, with next/prev $ncw"
+fi
+
+# ---- -a: CPU-wide events, PERF_RECORD_SWITCH_CPU_WIDE ----
+
+if rec all3 3 0 -a -- "$PROGS/threads" 300 && [ ! -s all3.got.err ]; then
+	if res=$(per_thread all3); then
+		t_pass "-a on 3 CPUs: every thread decodes to its whole truth ($res)"
+	else
+		t_fail "-a on 3 CPUs: every thread decodes to its whole truth" "$res"
+	fi
+	nw=$(grep -c ' SWITCH .* \(next\|prev\) ' all3.sb)
+	ni=$(grep -c ' 0/0 .* SWITCH ' all3.sb)
+	if res=$(switches all3 3 2>&1) && [ "$nw" = "$(grep -c ' SWITCH ' all3.sb)" ] && [ "$ni" -gt 0 ]; then
+		t_pass "-a on 3 CPUs: SWITCH_CPU_WIDE with next/prev, the idle task's too, consistent ($res, $ni of idle)"
+	else
+		t_fail "-a on 3 CPUs: SWITCH_CPU_WIDE consistent" "$res; with next/prev $nw; of idle $ni"
+	fi
+	t_match "-a on 3 CPUs: the file says 3 CPUs" ', 3 CPUs,' "$("$PTDUMP" --info all3.data)"
+else
+	t_fail "-a on 3 CPUs: records and decodes" "$(head -n 3 all3.err all3.got.err 2>/dev/null)"
+fi
+
+# ---- -C: the listed CPUs' threads, the side-band of every CPU ----
+
+# The threads the model put on CPU 1 of 2: every other one from the second.
+if rec c1 2 0 -C 1 -- "$PROGS/threads" 300; then
+	sched c1 2 >c1.sched
+	on1=$(awk '$2 == 1 { printf "%s%s", s, $1; s = "," }' c1.sched)
+	main=$(awk 'NR == 1 { print $1 }' c1.sched)
+	if res=$(per_thread c1 "$on1"); then
+		t_pass "-C 1 of 2: the threads on CPU 1 decode to their whole truth, the others have no trace ($res)"
+	else
+		t_fail "-C 1 of 2: only CPU 1's threads, decoded to their truth" "$res"
+	fi
+	# The program and its libraries were mapped by the first thread, on CPU 0.
+	nmap=$(awk -v m="$main" '$4 == "MMAP" && $2 == "[000]" && $3 == m "/" m' c1.sb | wc -l)
+	if [ "$nmap" -ge 2 ]; then
+		t_pass "-C 1 of 2: the mmaps made on CPU 0 are recorded ($nmap), by the tracking event of every CPU"
+	else
+		t_fail "-C 1 of 2: the mmaps made on CPU 0 are recorded" "$(head -n 8 c1.sb)"
+	fi
+else
+	t_fail "-C 1 of 2: records" "$(head -n 3 c1.err)"
+fi
+
+# ---- cs_etm's per-CPU defaults through the model ----
+
+# As perf's cs_etm_recording_options(): per-CPU rings get timestamp and
+# contextid unless the spec sets them; per-thread rings do not. The trace the
+# software ETMv4 tracer then writes (timestamps, context IDs, and TRCCONFIGR
+# saying so) must decode through OpenCSD to the truth.
+progs64=$BD/progs-arm64
+export PTREC_PLUGIN_ETM=${PTREC_PLUGIN_ETM:-$(dirname "$PTREC_PLUGIN")/ptrec-emu-etm.so}
+merge() { awk '{ if ($1 == e) { e = $2; next } if (s != "") print s, e; s = $1; e = $2 } END { if (s != "") print s, e }'; }
+# etm_same NAME: the decoded ranges, merged, are each thread's truth, merged
+# (as multisets), and the instruction counts agree. Prints the count.
+etm_same() {
+	local t want got
+	"$PTDUMP" --ranges "$1.data" >"$1.rng" 2>"$1.rng.err" && [ ! -s "$1.rng.err" ] || return 1
+	want=$(for t in $(awk '$1 == "B" { print $2 }' "$1.truth" | sort -u); do
+		awk -v t="$t" '$1 == "B" && $2 == t { print $3, $4 }' "$1.truth" | merge; done | sort | md5sum)
+	got=$(sed -n 's/.*exec range=0x\([0-9a-f]*\):\[0x\([0-9a-f]*\)\].*/\1 \2/p' "$1.rng" | merge | sort | md5sum)
+	[ "$want" = "$got" ] || return 1
+	want=$(awk '$1 == "B" { s += $5 } END { print s + 0 }' "$1.truth")
+	got=$(sed -n 's/.*num_i(\([0-9]*\)).*/\1/p' "$1.rng" | awk '{ s += $1 } END { print s + 0 }')
+	[ "$want" = "$got" ] && [ "$want" -gt 0 ] && echo "$want"
+}
+if ! command -v qemu-aarch64 >/dev/null || [ ! -x "$progs64/threads" ]; then
+	t_skip "cs_etm per-CPU defaults" "qemu-aarch64 or the aarch64 test programs are missing"
+else
+	# Per-thread rings follow the workload's first thread only (no inherit): calls.
+	for run in "e2|-e cs_etm//u|0x10004000|threads" "ep|--per-thread -e cs_etm//u|0|calls" \
+		"eu|-e cs_etm/timestamp=0/u|0x4000|threads"; do
+		IFS='|' read -r name opts want prog <<<"$run"
+		# shellcheck disable=SC2086
+		"$PTREC" record -q --emulate --emulate-cpus 2 -o "$name.data" --emulate-truth "$name.truth" \
+			$opts -- "$progs64/$prog" >"$name.out" 2>"$name.err"
+		rc=$?
+		cfg=$("$PTDUMP" --info "$name.data" 2>/dev/null | sed -n 's/.*pmu cs_etm .* config \([0-9a-fx]*\),.*/\1/p')
+		t_eq "cs_etm ($opts): config (timestamp 0x10000000, contextid 0x4000)" "0 $want" "$rc $cfg"
+		if n=$(etm_same "$name"); then
+			t_pass "cs_etm ($opts): decodes to every thread's truth ($n instructions)"
+		else
+			t_fail "cs_etm ($opts): decodes to every thread's truth" "$(head -n 3 "$name.err" "$name.rng.err")"
+		fi
+	done
+	t_match "cs_etm on 2 CPUs: the file's machine has 2 CPUs" 'aarch64, .*, 2 CPUs,' \
+		"$("$PTDUMP" --info e2.data)"
+	"$PTREC" record -q --emulate -e cs_etm//u -o ex.data -- "$PROGS/threads" 1 >ex.out 2>ex.err
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q 'not an aarch64 program: the software cs_etm traces those' ex.err; then
+		t_pass "cs_etm on an x86-64 program: refused, named"
+	else
+		t_fail "cs_etm on an x86-64 program: refused" "status $rc: $(cat ex.err)"
+	fi
+fi
+
+# ---- bad input ----
+
+for bad in 0 65 x -1 ""; do
+	"$PTREC" record --emulate --emulate-cpus "$bad" -o bad.data -- "$PROGS/threads" 1 >bad.out 2>bad.err
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q 'emulate-cpus takes a number of CPUs from 1 to 64' bad.err; then
+		t_pass "--emulate-cpus '$bad': a usage error"
+	else
+		t_fail "--emulate-cpus '$bad': a usage error" "status $rc: $(cat bad.err)"
+	fi
+done
+"$PTREC" record --emulate-cpus 2 -o bad.data -- true >bad.out 2>bad.err
+t_eq "--emulate-cpus without --emulate: a usage error" 2 "$?"
+"$PTREC" record --emulate --emulate-cpus 2 -C 2 -o bad.data -- "$PROGS/threads" 1 >bad.out 2>bad.err
+rc=$?
+if [ "$rc" = 1 ] && grep -q 'CPU 2 does not exist here (CPUs 0-1)' bad.err; then
+	t_pass "-C 2 on 2 emulated CPUs: the model's EINVAL, named"
+else
+	t_fail "-C 2 on 2 emulated CPUs: refused" "status $rc: $(cat bad.err)"
+fi
+
+t_done

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# The recorder's kernel path through the model of the kernel (--emulate):
+# what a machine with trace hardware does when things go wrong or are cut
+# short, checked against the software tracer's ground truth.
+#  - a small AUX area overruns: the model disables the tracer (TRUNCATED),
+#    the recorder re-enables it, the report counts the overruns, ptdump shows
+#    the gaps, and every call decoded between two gaps is the truth's;
+#  - a full data ring loses records: the LOST records and the report agree,
+#    and what was kept plus what was lost is what a big ring holds;
+#  - -d 1 on an endless program ends with a complete file; so do SIGINT and
+#    SIGTERM in the middle of a recording;
+#  - -a and -C 0 with a workload record it (its one thread runs on CPU 0;
+#    more CPUs: kmodel-cpus.sh).
+. "$(dirname "$0")/src/paths.sh"
+
+model_suite "model recordings" "$PROGS/calls" "$PROGS/loop" || { t_done; exit; }
+. "$SRC/truth.sh"
+truth_build || { t_done; exit; }
+
+# The truth's call trace of NAME, per thread: "tid TAB indent name" lines.
+truth_calls() {
+	"$PTDUMP" --sideband "$1.data" >"$1.sb" 2>/dev/null &&
+		./decode_truth "$1.sb" "$1.truth" >"$1.exp" 2>"$1.dt.err"
+}
+
+# segments NAME: checks ptdump's call trace of NAME.data piece by piece. The
+# lines between two gaps (or errors) of a thread must be consecutive lines
+# of that thread's truth, by name (the call depth starts afresh after a gap).
+# Prints "segments N matched M" or the first mismatch.
+segments() {
+	"$PTDUMP" --call-trace "$1.data" >"$1.got" 2>"$1.got.err" || return 1
+	python3 - "$1.exp" "$1.got" <<'EOF'
+import sys, re
+exp = {}
+for line in open(sys.argv[1]):
+    tid, name = line.rstrip("\n").split("\t", 1)
+    exp.setdefault(tid, []).append(name.strip())
+segs, cur = [], {}
+for line in open(sys.argv[2]):
+    if "\t" not in line:
+        m = re.search(r"tid (\d+)", line)
+        if m and m.group(1) in cur:
+            segs.append((m.group(1), cur.pop(m.group(1))))
+        continue
+    left, right = line.rstrip("\n").split("\t", 1)
+    tid = left.split()[1]
+    right = re.sub(r"  \((resumed|paused) by .*\)$", "", right.rstrip())
+    cur.setdefault(tid, []).append(right.strip())
+segs += list(cur.items())
+matched = 0
+for tid, names in segs:
+    t = exp.get(tid, [])
+    n = len(names)
+    if not any(t[i:i + n] == names for i in range(len(t) - n + 1)):
+        print("thread %s: a piece of %d calls is not in the truth, from: %s" % (tid, n, names[:5]))
+        sys.exit(1)
+    matched += n
+print("segments %d matched %d" % (len(segs), matched))
+EOF
+}
+
+# ---- a small AUX area overruns ----
+
+"$PTREC" record --emulate -e 'intel_pt/psb_period=0/u' -m ,8K -o ov.data --emulate-truth ov.truth \
+	-- "$PROGS/calls" 3000 >ov.out 2>ov.err
+t_eq "overrun: record exits 0" 0 "$?"
+n=$(sed -n 's/.*the AUX area filled \([0-9]*\) time.*re-enabled it after reading (\([0-9]*\) enable.*/\1 \2/p' ov.err)
+read -r filled enables <<<"${n:-0 0}"
+if [ "$filled" -ge 2 ] && [ "$enables" -ge "$filled" ]; then
+	t_pass "overrun: the report counts $filled overruns and $enables re-enables"
+else
+	t_fail "overrun: the report counts the overruns and re-enables" "$(cat ov.err)"
+fi
+trunc=$("$PTDUMP" --sideband ov.data | grep -c 'AUX .* truncated' || true)
+t_eq "overrun: the file holds one TRUNCATED record per overrun" "$filled" "$trunc"
+gaps=$("$PTDUMP" --stats ov.data | sed -n 's/^gaps: \([0-9]*\).*/\1/p')
+if [ "${gaps:-0}" -ge 1 ]; then t_pass "overrun: ptdump shows $gaps gaps"; else
+	t_fail "overrun: ptdump shows the gaps" "$("$PTDUMP" --stats ov.data | tail -n 6)"; fi
+if truth_calls ov && res=$(segments ov); then
+	read -r _ nseg _ ncalls <<<"$res"
+	if [ "$nseg" -ge 2 ] && [ "$ncalls" -ge 100 ]; then
+		t_pass "overrun: every call decoded between gaps is the truth's ($res)"
+	else
+		t_fail "overrun: calls decoded after the re-enables" "$res"
+	fi
+else
+	t_fail "overrun: every call decoded between gaps is the truth's" "$res $(head -n 3 ov.got.err ov.dt.err)"
+fi
+
+# ---- a full data ring ----
+
+# Samples every 50 instructions into a one-page data ring, against a 4 MiB one.
+lost_rec() { # NAME DATA-SIZE
+	"$PTREC" record --emulate -e intel_pt//u -e 'instructions/period=50/u' -m "$2,1M" \
+		-o "$1.data" -- "$PROGS/calls" 30 >"$1.out" 2>"$1.err"
+}
+records() { # NAME: the records of the file other than LOST
+	"$PTDUMP" --sideband "$1.data" | awk '$4 != "LOST" && $4 != "" { n++ } END { print n + 0 }'
+}
+lost_rec big 4M && lost_rec small 4K
+t_eq "full data ring: both record" 0 "$?"
+lost_sum=$("$PTDUMP" --sideband small.data | awk '$4 == "LOST" { s += $5 } END { print s + 0 }')
+reported=$(sed -n 's/.*warning: \([0-9]*\) sideband records\{0,1\} lost.*/\1/p' small.err)
+# Records lost at the very end have no LOST record after them: the recorder
+# counts them from the kernel's PERF_FORMAT_LOST counts and says so.
+at_end=$(sed -n 's/.*lost (\([0-9]*\) at the end.*/\1/p' small.err)
+if [ "$lost_sum" -gt 0 ] && [ "$(( lost_sum + ${at_end:-0} ))" = "${reported:-x}" ]; then
+	t_pass "full data ring: $lost_sum records lost in LOST records, ${at_end:-0} at the end; the report agrees"
+else
+	t_fail "full data ring: the LOST records and the report agree" "LOST records: $lost_sum; report: $(cat small.err)"
+fi
+t_eq "full data ring: kept + lost = what a big ring holds" "$(records big)" "$(( $(records small) + ${reported:-0} ))"
+t_eq "big data ring: nothing lost" 0 "$("$PTDUMP" --sideband big.data | grep -c ' LOST ' || true)"
+
+# ---- the recording cut short ----
+
+complete() { "$PTDUMP" --info "$1" 2>&1 | grep -q '; complete ('; }
+decodes() { "$PTDUMP" --call-trace "$1" >/dev/null 2>"$1.dec.err" && [ ! -s "$1.dec.err" ]; }
+
+start=$(date +%s)
+"$PTREC" record --emulate -d 1 -o dur.data -- "$PROGS/loop" 200000 >dur.out 2>dur.err
+rc=$?
+took=$(( $(date +%s) - start ))
+if [ "$took" -lt 30 ] && complete dur.data; then
+	t_pass "-d 1 on an endless program: ends (status $rc) with a complete file"
+else
+	t_fail "-d 1 on an endless program ends with a complete file" "took ${took}s; $(tail -n 3 dur.err)"
+fi
+# What the tracer had sent before the end decodes (a tracer killed early may have sent none).
+if ! "$PTDUMP" --info dur.data | grep -q '^  AUX '; then
+	t_skip "-d 1: the file decodes" "the tracer sent no trace within the second"
+elif decodes dur.data; then t_pass "-d 1: the file decodes"; else
+	t_fail "-d 1: the file decodes" "$(head -n 3 dur.data.dec.err)"; fi
+
+for sig in INT TERM; do
+	"$PTREC" record --emulate -o "sig$sig.data" -- "$PROGS/loop" 200000 >"sig$sig.out" 2>"sig$sig.err" &
+	rp=$!
+	sleep 2
+	kill -"$sig" "$rp"
+	wait "$rp"
+	if complete "sig$sig.data" && decodes "sig$sig.data"; then
+		t_pass "SIG$sig in the middle: a complete file that decodes"
+	else
+		t_fail "SIG$sig in the middle: a complete file that decodes" \
+			"$(tail -n 3 "sig$sig.err"; head -n 3 "sig$sig.data.dec.err" 2>/dev/null)"
+	fi
+done
+
+# ---- CPU-wide recordings of a workload ----
+
+for mode in "-a" "-C 0"; do
+	name=cpu${mode// /}
+	# shellcheck disable=SC2086
+	"$PTREC" record --emulate $mode -o "$name.data" --emulate-truth "$name.truth" \
+		-- "$PROGS/calls" 2 >"$name.out" 2>"$name.err"
+	rc=$?
+	if [ "$rc" = 0 ] && truth_calls "$name" && res=$(segments "$name") &&
+		[ "$(wc -l <"$name.exp")" = "${res##* }" ] && [ ! -s "$name.got.err" ]; then
+		t_pass "$mode with a workload: the whole call trace is the truth's ($res)"
+	else
+		t_fail "$mode with a workload records it" "status $rc; $res; $(head -n 3 "$name.err" "$name.got.err")"
+	fi
+done
+
+t_done

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer builds of the fuzz targets (make fuzz-smoke, make fuzz).
+#   tests/fuzz/run.sh smoke SECONDS          every target for SECONDS each
+#   tests/fuzz/run.sh long SECONDS [TARGET]  one target (or all) for longer,
+#                                            corpus kept in $B/corpus/TARGET
+# B names the build directory (build/fuzz). Each run starts from the checked-in
+# seed corpus (tests/fuzz/corpus/TARGET) and the regression inputs
+# (tests/fuzz/regress/TARGET), with the limits that make a blow-up a finding:
+# 1 GiB per allocation, 2 GiB resident, 10 s per input, and the output bound
+# of tests/fuzz/fuzz.h. A finding is saved in $B/findings/TARGET/.
+# Prints one line per target and "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+B=${B:-build/fuzz}
+mode=${1:-smoke}
+secs=${2:-60}
+only=${3:-}
+export PTREC_SYSROOT=$PWD/$B/sysroot
+if [ ! -d "$PTREC_SYSROOT/sys" ]; then
+	PTREC=$B/ptrec tests/fixtures/mksysroot.sh "$PTREC_SYSROOT" >/dev/null || { echo "cannot build the fixture sysroot"; exit 1; }
+fi
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:fast_unwind_on_malloc=0}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+passed=0 failed=0
+for bin in "$B"/fuzz/fuzz_*; do
+	[ -x "$bin" ] || continue
+	name=${bin##*/}
+	[ -n "$only" ] && [ "$only" != "$name" ] && continue
+	if [ "$mode" = long ]; then
+		work=$B/corpus/$name
+	else
+		work=$(mktemp -d "/tmp/ptrec-fuzz-$name.XXXXXX")
+	fi
+	mkdir -p "$work" "$B/findings/$name"
+	seeds=()
+	for d in tests/fuzz/corpus/$name tests/fuzz/regress/$name; do
+		[ -d "$d" ] && seeds+=("$d")
+	done
+	log=$B/findings/$name.log
+	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+		-max_len=262144 -print_final_stats=1 -artifact_prefix="$B/findings/$name/" \
+		"$work" "${seeds[@]}" >"$log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+	if [ "$rc" -eq 0 ]; then
+		passed=$((passed + 1))
+		echo "ok     $name: ${runs:-?} runs in ${secs}s, ${cov:-cov: ?}"
+	else
+		failed=$((failed + 1))
+		echo "FAIL   $name (exit $rc): finding in $B/findings/$name/, log $log"
+		grep -E '^==[0-9]+==ERROR|^SUMMARY|runtime error|deadly signal|out-of-memory|timeout' "$log" | head -n 5 | sed 's/^/    /'
+	fi
+	[ "$mode" = long ] || rm -rf "$work"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

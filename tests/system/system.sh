@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# The whole-system software tracer (ptrec record --emulate=system): a Linux
+# guest under qemu-system-x86_64 with the plugin writing Intel PT for the
+# workload's user and kernel code. Each recording boots the guest (about
+# 15 s of CPU under TCG), so this suite is `make check-system`, apart from
+# `make check`.
+#
+# The decoded instruction trace must equal the tracer's ground truth (the
+# blocks the guest CPU executed for the workload while tracing ran), block
+# by block: every block starts where the truth says, runs its number of
+# instructions and ends at its last instruction.
+. "$(dirname "$0")/../cli/src/paths.sh"
+unset PTREC_PLUGIN_SYS PTREC_GUEST_INIT
+
+if ! command -v qemu-system-x86_64 >/dev/null; then
+	t_skip "whole-system tracer" "qemu-system-x86_64 is not installed (make deps-system)"
+	t_done; exit
+fi
+if [ -z "${PTREC_GUEST_KERNEL:-}" ] && ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
+	t_skip "whole-system tracer" "no guest kernel in /boot (make deps-system)"
+	t_done; exit
+fi
+for f in "$PTREC" "$PTDUMP" "$BD/ptrec-emu-sys.so" "$BD/ptrec-guest"; do
+	if [ ! -e "$f" ]; then
+		t_fail "whole-system tracer: $f is missing (run make B=$B first)"
+		t_done; exit
+	fi
+done
+cd "$T_TMP" || exit 1
+
+# insn_vs_truth NAME: ptdump --insn-trace of NAME.data against NAME.truth.
+insn_vs_truth() {
+	"$PTDUMP" -q --insn-trace "$1.data" >"$1.insn" 2>"$1.err" || return 1
+	awk 'FNR == NR {
+		if ($1 == "B") { n++; s[n] = $3; l[n] = $4; c[n] = $5 }
+		next
+	}
+	{
+		for (i = 1; i < NF; i++)
+			if ($i ~ /:$/ && $(i + 1) ~ /^[0-9a-f]+$/ && length($(i + 1)) <= 16) { a[++m] = $(i + 1); break }
+	}
+	END {
+		j = 1
+		for (i = 1; i <= n; i++) {
+			if (a[j] != s[i]) {
+				printf "block %d: truth starts at %s, trace has %s (insn %d)\n", i, s[i], a[j], j
+				exit 1
+			}
+			j += c[i]
+			if (a[j - 1] != l[i]) {
+				printf "block %d (%s): truth ends at %s after %d, trace has %s\n", i, s[i], l[i], c[i], a[j - 1]
+				exit 1
+			}
+		}
+		if (j != m + 1) { printf "%d instructions decoded, %d in the truth\n", m, j - 1; exit 1 }
+		printf "%d blocks, %d instructions\n", n, m
+	}' "$1.truth" "$1.insn"
+}
+
+# perf_agrees NAME: NAME.data exported with --to-perf-data decodes in perf
+# script (with the guest's kallsyms and kernel text from the export) to the
+# same calls as ptdump's, kernel and user. Names are compared by their
+# kallsyms address: perf and ptdump may pick different aliases (memset,
+# __memset) of one function.
+perf_agrees() {
+	local d=$1.perf.debug
+	"$PTDUMP" -q --to-perf-data "$1.perf" "$1.data" 2>"$1.exp.err" || { cat "$1.exp.err"; return 1; }
+	[ -s "$d/kcore_dir/kcore" ] && [ -s "$d/kcore_dir/kallsyms" ] || { echo "no kcore_dir in $d"; return 1; }
+	perf script -i "$1.perf" --symfs "$d" --kallsyms "$d/kcore_dir/kallsyms" --call-trace -F +flags \
+		2>"$1.perf.err" | norm_calls | grep '^call|' | canon_calls "$d/kcore_dir/kallsyms" >"$1.pc"
+	"$PTDUMP" --call-ret-trace "$1.data" 2>/dev/null | norm_calls | grep '^call|' |
+		canon_calls "$d/kcore_dir/kallsyms" >"$1.dc"
+	[ -s "$1.dc" ] || { echo "ptdump shows no calls"; return 1; }
+	cmp_calls "$1.pc" "$1.dc"
+}
+canon_calls() {
+	awk -F'|' 'NR == FNR { if (NF == 1 && $0 ~ / [tTwW] /) { split($0, f, " "); a[f[3]] = f[1] } next }
+		{ match($4, /^ */); ind = substr($4, 1, RLENGTH); nm = substr($4, RLENGTH + 1)
+		  if (nm in a) nm = a[nm]; print $1 "|" $2 "|" $3 "|" ind nm }' "$1" -
+}
+. "$SRC/perfcalls.sh"
+
+# newuname_window NAME LABEL SPEC RESUMER: records uname(1) with the window
+# SPEC around the kernel's newuname handler, opened by event RESUMER; the
+# decoded instructions equal the truth, the call trace starts at the handler
+# and names its calls, and perf decodes the export to the same calls.
+newuname_window() {
+	local n=$1 l=$2
+	if ! "$PTREC" record --emulate=system --kcore -q -o "$n.data" --emulate-truth "$n.truth" \
+		-e "$3" uname >"$n.out" 2>"$n.err"; then
+		t_fail "$l records" "$(cat "$n.err")"
+		return 1
+	fi
+	t_pass "$l records"
+	if r=$(insn_vs_truth "$n"); then
+		t_pass "$l: instruction trace = truth ($r)"
+	else
+		t_fail "$l: instruction trace = truth" "$r"
+	fi
+	"$PTDUMP" --call-trace "$n.data" >"$n.calls" 2>&1
+	t_match "$l: the trace is resumed at the handler's entry" \
+		"resume trigger $4.* __x64_sys_newuname\\+0x0 \\(\\[kernel.kallsyms\\]\\)" "$(cat "$n.calls")"
+	# The handler's calls, at depth 1, by kernel symbol name.
+	t_match "$l: __x64_sys_newuname calls down_read" '^    down_read$' \
+		"$(awk -F'\t' 'NF > 1 { sub(/ +$/, "", $2); print $2 }' "$n.calls" | grep -v '^        ')"
+	if ! command -v perf >/dev/null; then
+		t_skip "$l: perf script on the export" "perf is not installed"
+	elif r=$(perf_agrees "$n"); then
+		t_pass "$l: perf script on the export shows the same calls ($r)"
+	else
+		t_fail "$l: perf script on the export shows the same calls" "$r"
+	fi
+}
+
+# ---- the seed example: uname(2) in the kernel, as written ----
+if newuname_window seed "seed example" \
+	'{intel_pt/aux-start-paused/k,syscalls:sys_enter_newuname/aux-resume/,syscalls:sys_exit_newuname/aux-pause/}' \
+	syscalls:sys_enter_newuname; then
+	t_eq "seed example: the workload's output reaches stdout" "Linux" "$(cat seed.out)"
+	t_nomatch "seed example: every call has a kernel symbol" '0x[0-9a-f]|unknown' \
+		"$(awk -F'\t' 'NF > 1 { print $2 }' seed.calls)"
+	t_match "seed example: kallsyms and kernel text recorded" 'KSYMS|kallsyms' \
+		"$("$PTDUMP" --info seed.data 2>&1)"
+fi
+
+# ---- the same window with kernel function probes ----
+newuname_window kp "kprobe window" \
+	'{intel_pt/aux-start-paused/k,kprobe:__x64_sys_newuname/aux-action=resume/,kretprobe:__x64_sys_newuname/aux-action=pause/}' \
+	kprobe:__x64_sys_newuname
+
+# ---- user and kernel: a whole run of a small static program, intel_pt//uk ----
+# ptdump prints user addresses without leading zeros: an address is any hex
+# field after the time.
+if ! cc -static -nostdlib -no-pie -o tiny "$TOP/tests/cli/src/decode_tiny.c" 2>cc.err; then
+	t_fail "build decode_tiny" "$(cat cc.err)"
+elif ! cc -static -nostdlib -no-pie -o tiny "$TOP/tests/cli/src/decode_tiny.c" 2>cc.err; then
+	t_fail "build decode_tiny" "$(cat cc.err)"
+elif "$PTREC" record --emulate=system --kcore -q -o uk.data --emulate-truth uk.truth \
+	-e 'intel_pt//uk' ./tiny 2 >uk.out 2>uk.err; then
+	t_pass "uk: records"
+	if r=$(insn_vs_truth uk); then
+		t_pass "uk: instruction trace = truth ($r)"
+	else
+		t_fail "uk: instruction trace = truth" "$r"
+	fi
+	# The instruction after each SYSCALL is the kernel's entry; after SYSRET, user code.
+	tr=$(awk '{ for (i = 1; i < NF; i++) if ($i ~ /:$/ && $(i + 1) ~ /^[0-9a-f]+$/ && length($(i + 1)) <= 16) {
+			if (prev ~ /\tsyscall/) print "syscall->" ($(i + 2) ~ /^entry_SYSCALL_64/ ? "entry" : $(i + 1))
+			if (prev ~ /\tsysretq/) print "sysret->" (length($(i + 1)) < 16 || $(i + 1) ~ /^0000/ ? "user" : $(i + 1))
+			prev = $0; break } }' uk.insn | sort | uniq -c)
+	t_match "uk: each syscall enters the kernel at entry_SYSCALL_64" ' syscall->entry$' "$tr"
+	t_nomatch "uk: no syscall lands elsewhere" 'syscall->[0-9a-f]+$' "$tr"
+	t_match "uk: the kernel returns to user code with SYSRET" ' sysret->user$' "$tr"
+	t_nomatch "uk: no SYSRET lands elsewhere" 'sysret->[0-9a-f]+$' "$tr"
+	# Exceptions and interrupts (page faults, the timer) are asynchronous branches:
+	# every entry to a handler in the instruction trace is a 'hw int' branch.
+	entries=$(grep -Ec ' asm_(exc|sysvec)_[a-z_]+\+0x0 ' uk.insn)
+	ints=$("$PTDUMP" --branches uk.data 2>/dev/null |
+		grep -Ec 'hw int .*=> *ffffffff[0-9a-f]+ asm_(exc|sysvec)_[a-z_]+\+0x0 ')
+	if [ "$entries" -ge 1 ]; then
+		t_eq "uk: each of the $entries handler entries is an asynchronous branch" "$entries" "$ints"
+	else
+		t_fail "uk: the run takes page faults and interrupts" "no handler entry in uk.insn"
+	fi
+	if ! command -v perf >/dev/null; then
+		t_skip "uk: perf script on the export" "perf is not installed"
+	elif r=$(perf_agrees uk); then
+		t_pass "uk: perf script on the export shows the same calls ($r)"
+	else
+		t_fail "uk: perf script on the export shows the same calls" "$r"
+	fi
+	# A counter of the workload's user instructions: one sample per period.
+	if "$PTREC" record --emulate=system -q -o cnt.data --emulate-truth cnt.truth \
+		-e '{intel_pt//u,instructions/period=1000/u}' ./tiny 500 >cnt.out 2>cnt.err; then
+		n=$(awk '$1 == "B" && length($3) < 16 { s += $5 } END { print s + 0 }' cnt.truth)
+		t_eq "counter: one sample per 1000 user instructions ($n in the truth)" \
+			"$(( n / 1000 ))" "$("$PTDUMP" --sideband cnt.data | grep -c ' SAMPLE .*instructions')"
+	else
+		t_fail "counter: records" "$(cat cnt.err)"
+	fi
+	t_match "uk: user code is traced (_start)" '_start\+0x0 \(.*tiny\)' "$(cat uk.insn)"
+else
+	t_fail "uk: records" "$(cat uk.err)"
+fi
+
+t_done

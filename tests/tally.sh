@@ -1,0 +1,31 @@
+# The closing tally of tests/run-all.sh and tests/run-arm64.sh (sourced).
+# tally NAME RC LOG SECS: counts a suite from its log's last "# counts: P F S"
+# line; a suite that exited non-zero without failures counts as one failure.
+# tally_end: prints "N passed, N failed, N skipped"; fails if any failed.
+total_p=0 total_f=0 total_s=0
+failed_suites=()
+
+tally() {
+	local name=$1 rc=$2 log=$3 secs=$4 line p f sk
+	line=$(grep -a '^# counts: ' "$log" | tail -n 1)
+	if [ -n "$line" ]; then
+		read -r _ _ p f sk <<<"$line"
+	else
+		p=0 f=0 sk=0
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "   suite $name exited with status $rc"
+		f=1
+	fi
+	total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + sk))
+	[ "$f" -ne 0 ] && failed_suites+=("$name")
+	echo "   $name: $p passed, $f failed, $sk skipped (${secs}s)"
+}
+
+tally_end() {
+	if [ "${#failed_suites[@]}" -ne 0 ]; then
+		echo "failing suites: ${failed_suites[*]}"
+	fi
+	echo "$total_p passed, $total_f failed, $total_s skipped"
+	[ "$total_f" -eq 0 ]
+}

@@ -1,0 +1,977 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernel model (record/kmodel.h) against the real kernel, on generated
+ * cases: each case is a few calls through the seam (open, mmap, AUX mmap,
+ * munmap, SET_OUTPUT, ENABLE/DISABLE, ID, PAUSE_OUTPUT, read, close) and,
+ * where a child task is involved, its exec. Both kernels get the same calls
+ * in the same order, interleaved (the child execs once: the real kernel
+ * sees it, the model is told with prec_kmodel_task_exec()). A case passes
+ * when every call gets the same answer from both:
+ *   - open, ioctl, mmap, munmap, close: success, or the same errno;
+ *   - mmap of the data ring: the control-page fields the kernel fills at
+ *     mmap (size, data_offset, data_size, data_head, data_tail, and the AUX
+ *     fields still zero);
+ *   - read: the same length or errno; for PERF_FORMAT_GROUP the same number
+ *     of events; with PERF_FORMAT_ID the ids name the same events (each
+ *     side's ids are mapped back to the calls that opened them); with
+ *     TOTAL_TIME_ENABLED, whether the event has been enabled at all (the
+ *     time is zero or not). Reads are made only where the event's task has
+ *     run since it could be enabled (this task, a CPU, or the child after
+ *     its exec), and a child's event is not disabled before the exec, so a
+ *     zero time means "never enabled" on both sides (the model counts
+ *     wall-clock time, the kernel the time the task ran).
+ *
+ * The PMUs are the ones both kernels have here: software events,
+ * tracepoints (syscalls:sys_enter_getpid / sys_exit_getpid) and uprobes (the
+ * uprobe PMU on a function of this program). The mlock cases run the calls
+ * as another user without CAP_IPC_LOCK and with a small RLIMIT_MEMLOCK, so
+ * perf_mmap()'s budget applies to the real kernel as to the model.
+ *
+ * What this cannot compare: an AUX PMU (intel_pt, cs_etm) has no real
+ * counterpart here, so AUX mappings are compared only as refusals of a PMU
+ * without an AUX area, and aux_action only as the refusals a software or
+ * tracepoint event gets; records in the data ring, because the model
+ * produces none yet (no PMU writes into its rings); counts and times
+ * beyond zero or not zero; permissions (run as root), cgroups, exclusive
+ * PMUs, and perf_event_validate_size().
+ *
+ * Usage: kmodel_diff [--seed N] [--cases N] [--case K] [-v]
+ * Prints "ok<TAB>DESC" or "FAIL<TAB>DESC<TAB>WHY" per case, "skip<TAB>..."
+ * when the real kernel cannot be asked, and the seed first. The generation
+ * depends only on the seed, so a failure reproduces with --case K.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "record/kmodel.h"
+
+enum op { OPEN, MMAP, AUXMAP, UNMAP, SETOUT, ENABLE, DISABLE, ID, PAUSE, READ, EXEC, CLOSE };
+static const char *const op_name[] = { "open", "mmap", "auxmap", "munmap", "set_output",
+				       "enable", "disable", "id", "pause_output", "read",
+				       "exec", "close" };
+enum ev { E_CPUCLK, E_TASKCLK, E_DUMMY, E_CSW, E_TP, E_TPX, E_UPROBE, E_NOPMU, E_NEV };
+static const char *const ev_name[] = { "cpu-clock", "task-clock", "dummy", "cs", "tp-enter",
+				       "tp-exit", "uprobe", "nopmu" };
+enum pidk { P_SELF, P_CHILD, P_ANY, P_OTHER, P_GONE, P_NPID };
+static const char *const pid_name[] = { "self", "child", "any", "other", "gone" };
+#define C_LAST (-9)   /* the last CPU */
+#define C_BEYOND (-8) /* nr_cpu_ids */
+#define G_BADFD (-3)  /* group/target: a descriptor that is no event */
+
+/* Attr modifiers. */
+enum {
+	M_INHERIT = 1 << 0, M_INHERIT_THREAD = 1 << 1, M_PINNED = 1 << 2, M_EXCL = 1 << 3,
+	M_EOE = 1 << 4, M_ROE = 1 << 5, M_SIGTRAP = 1 << 6, M_SREAD = 1 << 7, M_STID = 1 << 8,
+	M_CLK_MONO = 1 << 9, M_CLK_REAL = 1 << 10, M_CLK_BAD = 1 << 11, M_FREQ_BIG = 1 << 12,
+	M_PERIOD63 = 1 << 13, M_BAD_SAMPLE = 1 << 14, M_BAD_READ = 1 << 15, M_PAUSE = 1 << 16,
+	M_RESUME = 1 << 17, M_START_PAUSED = 1 << 18, M_AUX_OUTPUT = 1 << 19, M_ENABLED = 1 << 20,
+	M_RF_GROUP = 1 << 21, M_RF_ID = 1 << 22, M_RF_TE = 1 << 23, M_RF_LOST = 1 << 24,
+	M_BACKWARD = 1 << 25, M_NMODS = 26
+};
+static const char *const mod_name[] = { "inherit", "inherit_thread", "pinned", "exclusive",
+	"enable_on_exec", "remove_on_exec", "sigtrap", "SAMPLE_READ", "SAMPLE_TID", "clock=mono",
+	"clock=realtime", "clock=99", "freq=10M", "period=2^63", "sample_type=bit40",
+	"read_format=bit20", "aux_pause", "aux_resume", "aux_start_paused", "aux_output",
+	"enabled", "GROUP", "ID", "TIME_ENABLED", "LOST", "write_backward" };
+
+struct step {
+	enum op op;
+	int a;       /* OPEN: enum ev; others: the step whose event they act on */
+	int pid, cpu; /* OPEN */
+	int b;       /* OPEN: leader step, -1 or G_BADFD; SETOUT: target step, -1, G_BADFD;
+		      * MMAP/AUXMAP: pages; UNMAP: the mapping step; ENABLE/DISABLE: group flag;
+		      * READ: buffer bytes less than needed (0: enough) */
+	unsigned mods; /* OPEN */
+	unsigned long flags; /* OPEN */
+};
+
+#define MAXSTEPS 16
+struct kcase {
+	char kind[16];
+	int n;
+	struct step s[MAXSTEPS];
+	bool mlock;        /* run as another user without CAP_IPC_LOCK */
+	uint64_t memlock;  /* RLIMIT_MEMLOCK for mlock cases */
+};
+
+/* One side's state while a case runs. */
+struct side {
+	const struct prec_kernel *k;
+	struct prec_kmodel *m; /* NULL for the real kernel */
+	int fd[MAXSTEPS];
+	void *map[MAXSTEPS];
+	size_t maplen[MAXSTEPS];
+	uint64_t id[MAXSTEPS];
+};
+
+static uint64_t rng_state;
+static long page_size;
+static int ncpus;
+static uint64_t tp_enter, tp_exit;
+static uint32_t uprobe_type;
+static char self_path[4096];
+static uint64_t uprobe_off;
+static bool verbose;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+static int pick(int n)
+{
+	return (int)(rnd() % (uint64_t)n);
+}
+
+static bool chance(int percent)
+{
+	return pick(100) < percent;
+}
+
+/* The function the uprobe cases probe (never called). */
+__attribute__((noinline)) int kmd_probe_target(int x)
+{
+	return x * 7 + 1;
+}
+
+/* The file offset of kmd_probe_target, from /proc/self/maps. */
+static uint64_t target_offset(void)
+{
+	uintptr_t a = (uintptr_t)&kmd_probe_target;
+	unsigned long lo, hi, off;
+	char line[512];
+	uint64_t r = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &off) == 3 && a >= lo && a < hi) {
+			r = a - lo + off;
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
+static void make_attr(struct prec_attr *a, int ev, unsigned mods)
+{
+	static const uint64_t sw[] = { PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_TASK_CLOCK,
+				       PERF_COUNT_SW_DUMMY, PERF_COUNT_SW_CONTEXT_SWITCHES };
+
+	memset(a, 0, sizeof(*a));
+	a->size = PREC_ATTR_SIZE;
+	a->disabled = !(mods & M_ENABLED);
+	a->exclude_kernel = 1;
+	a->type = PERF_TYPE_SOFTWARE;
+	if (ev <= E_CSW)
+		a->config = sw[ev];
+	if (ev == E_TP || ev == E_TPX) {
+		a->type = PERF_TYPE_TRACEPOINT;
+		a->config = ev == E_TP ? tp_enter : tp_exit;
+		a->sample_period = 1;
+	}
+	if (ev == E_UPROBE) {
+		a->type = uprobe_type;
+		a->config1 = (uint64_t)(uintptr_t)self_path;
+		a->config2 = uprobe_off;
+		a->exclude_kernel = 0;
+		a->sample_period = 1;
+	}
+	if (ev == E_NOPMU)
+		a->type = 0x7ffffff0u;
+	a->inherit = !!(mods & M_INHERIT);
+	a->inherit_thread = !!(mods & M_INHERIT_THREAD);
+	a->pinned = !!(mods & M_PINNED);
+	a->exclusive = !!(mods & M_EXCL);
+	a->enable_on_exec = !!(mods & M_EOE);
+	a->remove_on_exec = !!(mods & M_ROE);
+	a->sigtrap = !!(mods & M_SIGTRAP);
+	a->write_backward = !!(mods & M_BACKWARD);
+	if (mods & (M_SREAD | M_STID)) {
+		a->sample_period = a->sample_period ? a->sample_period : 100000;
+		a->sample_type |= (mods & M_SREAD ? PERF_SAMPLE_READ : 0) |
+				  (mods & M_STID ? PERF_SAMPLE_TID : 0);
+	}
+	if (mods & (M_CLK_MONO | M_CLK_REAL | M_CLK_BAD)) {
+		a->use_clockid = 1;
+		a->clockid = mods & M_CLK_BAD ? 99 : mods & M_CLK_REAL ? CLOCK_REALTIME :
+			     CLOCK_MONOTONIC;
+	}
+	if (mods & M_FREQ_BIG) {
+		a->freq = 1;
+		a->sample_freq = 10000000;
+	}
+	if (mods & M_PERIOD63)
+		a->sample_period = 1ull << 63;
+	if (mods & M_BAD_SAMPLE)
+		a->sample_type |= 1ull << 40;
+	a->read_format = (mods & M_BAD_READ ? 1ull << 20 : 0) |
+			 (mods & M_RF_GROUP ? PERF_FORMAT_GROUP : 0) |
+			 (mods & M_RF_ID ? PERF_FORMAT_ID : 0) |
+			 (mods & M_RF_TE ? PERF_FORMAT_TOTAL_TIME_ENABLED : 0) |
+			 (mods & M_RF_LOST ? PERF_FORMAT_LOST : 0);
+	a->aux_pause = !!(mods & M_PAUSE);
+	a->aux_resume = !!(mods & M_RESUME);
+	a->aux_start_paused = !!(mods & M_START_PAUSED);
+	a->aux_output = !!(mods & M_AUX_OUTPUT);
+}
+
+
+/* ---- generation ---- */
+
+static int add(struct kcase *c, struct step s)
+{
+	if (c->n >= MAXSTEPS)
+		return -1;
+	c->s[c->n] = s;
+	return c->n++;
+}
+
+static struct step op_open(int ev, int pid, int cpu, int group, unsigned mods, unsigned long fl)
+{
+	return (struct step){ OPEN, ev, pid, cpu, group, mods, fl | PERF_FLAG_FD_CLOEXEC };
+}
+
+static struct step op(enum op o, int a, int b)
+{
+	return (struct step){ o, a, 0, 0, b, 0, 0 };
+}
+
+/* A target (task, CPU): mostly sane ones, sometimes one the kernel refuses. */
+static void any_target(int *pid, int *cpu, bool bad_ok)
+{
+	static const int good[][2] = { { P_SELF, -1 }, { P_SELF, 0 }, { P_CHILD, -1 },
+				       { P_CHILD, C_LAST }, { P_ANY, 0 }, { P_ANY, C_LAST },
+				       { P_OTHER, -1 } };
+	static const int bad[][2] = { { P_ANY, -1 }, { P_SELF, C_BEYOND }, { P_GONE, -1 },
+				      { P_SELF, -2 } };
+
+	if (bad_ok && chance(15)) {
+		int i = pick(4);
+
+		*pid = bad[i][0];
+		*cpu = bad[i][1];
+		return;
+	}
+	*pid = good[pick(7)][0];
+	*cpu = good[pick(7)][1];
+}
+
+/* A few modifiers from the list of attr bits that the kernel checks. */
+static unsigned some_mods(int max)
+{
+	static const unsigned pool[] = { M_INHERIT, M_INHERIT_THREAD, M_PINNED, M_EXCL, M_EOE,
+		M_ROE, M_SIGTRAP, M_SREAD, M_STID, M_CLK_MONO, M_CLK_REAL, M_CLK_BAD, M_FREQ_BIG,
+		M_PERIOD63, M_BAD_SAMPLE, M_BAD_READ, M_PAUSE, M_RESUME, M_START_PAUSED,
+		M_AUX_OUTPUT, M_ENABLED, M_BACKWARD };
+	unsigned m = 0;
+	int i, n = pick(max + 1);
+
+	for (i = 0; i < n; i++)
+		m |= pool[pick((int)(sizeof(pool) / sizeof(pool[0])))];
+	return m;
+}
+
+static int some_event(void)
+{
+	return chance(4) ? E_NOPMU : pick(E_NOPMU);
+}
+
+static void gen_single(struct kcase *c)
+{
+	int pid, cpu;
+	unsigned long fl = chance(5) ? 1ul << 5 : 0;
+
+	any_target(&pid, &cpu, true);
+	add(c, op_open(some_event(), pid, cpu, chance(5) ? G_BADFD : -1, some_mods(3), fl));
+	if (chance(50))
+		add(c, op(MMAP, 0, (int[]){ 0, 1, 2, 3, 4, 8 }[pick(6)]));
+	if (pid != P_CHILD && pid != P_OTHER && chance(40))
+		add(c, op(READ, 0, 0));
+}
+
+static void gen_group(struct kcase *c)
+{
+	static const int tg[][2] = { { P_SELF, -1 }, { P_SELF, 0 }, { P_CHILD, -1 }, { P_ANY, 0 } };
+	int t = pick(4), i, n = 1 + pick(3), lead;
+	unsigned rf = chance(60) ? M_RF_GROUP | M_RF_ID | (chance(50) ? M_RF_TE : 0) : 0;
+	unsigned lm = rf | (chance(30) ? M_INHERIT : 0) | (chance(20) ? M_PINNED : 0) |
+		      (chance(20) ? M_ENABLED : 0) | (chance(10) ? M_CLK_MONO : 0);
+
+	lead = add(c, op_open(some_event(), tg[t][0], tg[t][1], -1, lm, 0));
+	for (i = 0; i < n; i++) {
+		int pid = tg[t][0], cpu = tg[t][1], g = lead;
+		unsigned mm = rf | (lm & (M_INHERIT | M_CLK_MONO | M_ENABLED));
+		unsigned long fl = 0;
+
+		if (chance(15))
+			cpu = cpu == -1 ? 0 : cpu == 0 ? C_LAST : -1;
+		if (chance(10))
+			pid = pid == P_ANY ? P_SELF : P_ANY;
+		if (chance(15))
+			mm ^= M_INHERIT;
+		if (chance(10))
+			mm ^= M_CLK_MONO;
+		if (chance(10))
+			mm |= chance(50) ? M_PINNED : M_EXCL;
+		if (chance(10))
+			mm |= some_mods(1);
+		if (i > 0 && chance(10))
+			g = lead + 1; /* a member as leader */
+		if (chance(8))
+			fl = PERF_FLAG_FD_NO_GROUP;
+		add(c, op_open(some_event(), pid, cpu, g, mm, fl));
+	}
+	if (chance(50))
+		add(c, op(ENABLE, lead, 1));
+	if (tg[t][0] != P_CHILD) {
+		add(c, op(READ, lead, 0));
+		if (chance(50))
+			add(c, op(READ, lead + 1 + pick(n), 0));
+	}
+}
+
+static void gen_mmap(struct kcase *c)
+{
+	static const int pages[] = { 0, 1, 2, 3, 4, 8, 16 };
+	int pid, cpu, m1;
+
+	any_target(&pid, &cpu, false);
+	add(c, op_open(pick(E_UPROBE + 1), pid, cpu, -1, chance(30) ? M_INHERIT : 0, 0));
+	m1 = add(c, op(MMAP, 0, pages[pick(7)]));
+	if (chance(40))
+		add(c, op(MMAP, 0, chance(50) ? c->s[m1].b : pages[pick(7)]));
+	if (chance(40)) {
+		struct step s = op(AUXMAP, 0, (int[]){ 1, 2, 3, 4 }[pick(4)]);
+
+		s.pid = pick(3); /* 0: at the end of the data ring, 1: inside it, 2: elsewhere */
+		add(c, s);
+	}
+	if (chance(40)) {
+		add(c, op(UNMAP, 0, m1));
+		add(c, op(MMAP, 0, pages[pick(7)]));
+	}
+	if (chance(30))
+		add(c, op(PAUSE, 0, 0));
+}
+
+static void gen_setout(struct kcase *c)
+{
+	int p0, c0, p1, c1, a, b;
+	unsigned m1 = 0;
+
+	any_target(&p0, &c0, false);
+	p1 = p0, c1 = c0;
+	if (chance(40))
+		any_target(&p1, &c1, false);
+	if (chance(10))
+		m1 |= chance(50) ? M_BACKWARD : M_CLK_MONO;
+	if (chance(10))
+		m1 |= M_INHERIT;
+	a = add(c, op_open(pick(E_UPROBE + 1), p0, c0, -1, 0, 0));
+	if (chance(80))
+		add(c, op(MMAP, a, (int[]){ 0, 2, 4 }[pick(3)]));
+	if (chance(25)) {
+		/* The output at open: PERF_FLAG_FD_OUTPUT, in the group or not. */
+		add(c, op_open(pick(E_UPROBE + 1), p1, c1, a, m1,
+			       PERF_FLAG_FD_OUTPUT | (chance(50) ? PERF_FLAG_FD_NO_GROUP : 0)));
+		return;
+	}
+	b = add(c, op_open(pick(E_UPROBE + 1), p1, c1, -1, m1, 0));
+	if (chance(20))
+		add(c, op(MMAP, b, 4));
+	add(c, op(SETOUT, chance(85) ? b : a, chance(10) ? G_BADFD : chance(5) ? -1 : a));
+	if (chance(30))
+		add(c, op(PAUSE, b, 0));
+	if (chance(20))
+		add(c, op(SETOUT, b, -1));
+}
+
+static void gen_exec(struct kcase *c)
+{
+	int i, n = 1 + pick(3), first = -1;
+
+	for (i = 0; i < n; i++) {
+		unsigned mm = M_RF_TE | (chance(50) ? M_EOE : 0) | (chance(20) ? M_ENABLED : 0) |
+			      (chance(15) ? M_ROE : 0) | (chance(20) ? M_INHERIT : 0);
+		int g = first >= 0 && chance(40) ? first : -1;
+
+		if (g >= 0)
+			mm = (mm & ~M_INHERIT) | (c->s[first].mods & M_INHERIT);
+		if (first < 0)
+			first = add(c, op_open(pick(E_UPROBE + 1), P_CHILD, -1, -1, mm, 0));
+		else
+			add(c, op_open(pick(E_UPROBE + 1), P_CHILD, chance(20) ? 0 : -1, g, mm, 0));
+	}
+	/* enable_on_exec acts only in the exec'ing task's context. */
+	if (chance(50))
+		add(c, op_open(E_CPUCLK, P_ANY, 0, -1, M_EOE | M_RF_TE, 0));
+	if (chance(30))
+		add(c, op_open(E_TASKCLK, P_SELF, -1, -1, M_EOE | M_RF_TE, 0));
+	/*
+	 * An ENABLE before the exec, but no DISABLE: the kernel counts a task
+	 * event's time only while the task runs, and the child has not run
+	 * yet; the model counts wall-clock time.
+	 */
+	if (chance(20))
+		add(c, op(ENABLE, pick(c->n), 0));
+	add(c, op(EXEC, 0, 0));
+	for (i = 0, n = c->n; i < n; i++)
+		if (c->s[i].op == OPEN)
+			add(c, op(READ, i, 0));
+}
+
+static void gen_mlock(struct kcase *c)
+{
+	static const int pages[] = { 16, 64, 128, 256, 512 };
+	int i, n = 2 + pick(4), ev[6], maps[6];
+
+	c->mlock = true;
+	c->memlock = (uint64_t)page_size * (uint64_t)(int[]){ 0, 16, 64, 256 }[pick(4)];
+	for (i = 0; i < n; i++) {
+		int pid = chance(60) ? P_SELF : P_ANY;
+
+		ev[i] = add(c, op_open(pick(E_TPX + 1), pid, pid == P_SELF ? -1 : pick(ncpus), -1, 0, 0));
+		maps[i] = add(c, op(MMAP, ev[i], pages[pick(5)]));
+	}
+	if (chance(20)) {
+		struct step s = op(AUXMAP, ev[0], 16);
+
+		add(c, s);
+	}
+	if (chance(40)) {
+		i = pick(n);
+		add(c, op(UNMAP, ev[i], maps[i]));
+		add(c, op(MMAP, ev[i], pages[pick(5)]));
+	}
+}
+
+static void gen_read(struct kcase *c)
+{
+	unsigned rf = M_ENABLED | (chance(50) ? M_RF_GROUP : 0) | (chance(50) ? M_RF_ID : 0) |
+		      (chance(50) ? M_RF_TE : 0) | (chance(40) ? M_RF_LOST : 0);
+	int i, n = pick(3), cpu = chance(50) ? -1 : 0, pid = cpu == -1 ? P_SELF : P_ANY;
+
+	add(c, op_open(pick(E_UPROBE + 1), pid, cpu, -1, rf, 0));
+	for (i = 0; i < n; i++)
+		add(c, op_open(pick(E_UPROBE + 1), pid, cpu, 0, rf, 0));
+	if (n && chance(25))
+		add(c, op(CLOSE, 1 + pick(n), 0));
+	add(c, op(READ, pick(n + 1), chance(30) ? 8 : 0));
+	if (chance(30))
+		add(c, op(DISABLE, 0, 1));
+	add(c, op(READ, 0, 0));
+}
+
+static const struct {
+	const char *name;
+	void (*gen)(struct kcase *c);
+	int weight;
+} kinds[] = {
+	{ "open", gen_single, 26 }, { "group", gen_group, 22 }, { "mmap", gen_mmap, 16 },
+	{ "set_output", gen_setout, 16 }, { "exec", gen_exec, 10 }, { "mlock", gen_mlock, 6 },
+	{ "read", gen_read, 4 },
+};
+
+static void gen_case(struct kcase *c)
+{
+	int w = pick(100), i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; w >= kinds[i].weight; i++)
+		w -= kinds[i].weight;
+	snprintf(c->kind, sizeof(c->kind), "%s", kinds[i].name);
+	kinds[i].gen(c);
+}
+
+/* ---- running ---- */
+
+/* The tasks and descriptors a case refers to. */
+struct world {
+	pid_t child;  /* blocked on a pipe until EXEC, then execs /bin/true */
+	int child_w;  /* the pipe's write end */
+	pid_t gone;   /* a task that has exited and been reaped */
+	int badfd;    /* a descriptor that is no perf event */
+};
+
+static pid_t real_pid(const struct world *w, int pk)
+{
+	switch (pk) {
+	case P_SELF: return 0;
+	case P_CHILD: return w->child;
+	case P_OTHER: return getppid();
+	case P_GONE: return w->gone;
+	default: return -1;
+	}
+}
+
+static int real_cpu(int c)
+{
+	return c == C_LAST ? ncpus - 1 : c == C_BEYOND ? ncpus : c;
+}
+
+static void res_err(char *res, size_t n, int rc)
+{
+	if (rc < 0)
+		snprintf(res, n, "%s", strerror(-rc));
+	else
+		snprintf(res, n, "ok");
+}
+
+static void res_page(char *res, size_t n, const struct perf_event_mmap_page *pg)
+{
+	snprintf(res, n, "ok size=%u data_offset=%llu data_size=%llu data_tail=%llu aux=%llu,%llu,%llu,%llu",
+		 pg->size, (unsigned long long)pg->data_offset, (unsigned long long)pg->data_size,
+		 (unsigned long long)pg->data_tail, (unsigned long long)pg->aux_head,
+		 (unsigned long long)pg->aux_tail, (unsigned long long)pg->aux_offset,
+		 (unsigned long long)pg->aux_size);
+}
+
+/* The step that opened the event of id @id on this side, or -1. */
+static int step_of_id(const struct side *sd, int n, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (sd->fd[i] >= 0 && sd->id[i] == id)
+			return i;
+	return -1;
+}
+
+/* A read's answer as a comparable text: length, group size, ids as steps, enabled or not. */
+static void res_read(char *res, size_t n, const struct side *sd, const struct kcase *c, int i,
+		     const uint64_t *v, ssize_t len)
+{
+	struct prec_attr a;
+	uint64_t rf, nr = 1, k;
+	size_t at = 0, idx = 0;
+
+	make_attr(&a, c->s[c->s[i].a].a, c->s[c->s[i].a].mods);
+	rf = a.read_format;
+	at += (size_t)snprintf(res + at, n - at, "len=%zd", len);
+	if (rf & PERF_FORMAT_GROUP) {
+		nr = v[idx++];
+		at += (size_t)snprintf(res + at, n - at, " nr=%llu", (unsigned long long)nr);
+	} else {
+		idx++; /* the value */
+	}
+	if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
+		at += (size_t)snprintf(res + at, n - at, " enabled=%d", v[idx++] != 0);
+	if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
+		idx++;
+	for (k = 0; k < nr && idx < (size_t)len / 8 && at < n; k++) {
+		if (rf & PERF_FORMAT_GROUP)
+			idx++;
+		if (rf & PERF_FORMAT_ID)
+			at += (size_t)snprintf(res + at, n - at, " id=s%d",
+					       step_of_id(sd, c->n, v[idx++]));
+		if (rf & PERF_FORMAT_LOST)
+			idx++;
+	}
+}
+
+/* The AUX offset a step asks for, written into the control page of its data ring. */
+static off_t aux_offset(struct side *sd, const struct kcase *c, int i)
+{
+	const struct step *s = &c->s[i];
+	off_t right = page_size * 8;
+	int j;
+
+	for (j = i - 1; j >= 0; j--)
+		if (c->s[j].op == MMAP && c->s[j].a == s->a && sd->map[j]) {
+			struct perf_event_mmap_page *pg = sd->map[j];
+
+			right = page_size * (c->s[j].b + 1);
+			pg->aux_offset = (uint64_t)(s->pid == 1 ? page_size : right);
+			pg->aux_size = (uint64_t)(page_size * s->b);
+			break;
+		}
+	return s->pid == 1 ? page_size : s->pid == 2 ? right + page_size : right;
+}
+
+static int do_map(struct side *sd, int i, int fd, size_t len, off_t off)
+{
+	void *p = NULL;
+	int rc = sd->k->mmap(sd->k->ctx, fd, len, off, PROT_READ | PROT_WRITE, &p);
+
+	if (!rc) {
+		sd->map[i] = p;
+		sd->maplen[i] = len;
+	}
+	return rc;
+}
+
+static int do_open(struct side *sd, const struct world *w, const struct step *s, int i)
+{
+	struct prec_attr a;
+	int g = s->b == -1 ? -1 : s->b == G_BADFD ? w->badfd : sd->fd[s->b];
+	int rc;
+
+	make_attr(&a, s->a, s->mods);
+	rc = sd->k->open(sd->k->ctx, &a, real_pid(w, s->pid), real_cpu(s->cpu), g, s->flags);
+	if (rc >= 0) {
+		sd->fd[i] = rc;
+		prec_kernel_id(sd->k, rc, &sd->id[i]);
+		rc = 0;
+	}
+	return rc;
+}
+
+/* Runs step @i of @c on one side; its answer as text in @res. */
+static void run_step(struct side *sd, const struct world *w, const struct kcase *c, int i,
+		     char *res, size_t n)
+{
+	const struct step *s = &c->s[i];
+	const struct prec_kernel *k = sd->k;
+	int fd = s->op == OPEN ? -1 : sd->fd[s->a], rc = 0;
+	uint64_t buf[64];
+
+	if (s->op != OPEN && s->op != UNMAP && s->op != EXEC && fd < 0) {
+		snprintf(res, n, "no event");
+		return;
+	}
+	switch (s->op) {
+	case OPEN:
+		rc = do_open(sd, w, s, i);
+		break;
+	case MMAP:
+		rc = do_map(sd, i, fd, (size_t)page_size * (size_t)(1 + s->b), 0);
+		if (!rc) {
+			res_page(res, n, sd->map[i]);
+			return;
+		}
+		break;
+	case AUXMAP:
+		rc = do_map(sd, i, fd, (size_t)page_size * (size_t)s->b, aux_offset(sd, c, i));
+		break;
+	case UNMAP:
+		if (!sd->map[s->b]) {
+			snprintf(res, n, "not mapped");
+			return;
+		}
+		rc = k->munmap(k->ctx, sd->map[s->b], sd->maplen[s->b]);
+		sd->map[s->b] = NULL;
+		break;
+	case SETOUT:
+		rc = prec_kernel_set_output(k, fd, s->b == -1 ? -1 : s->b == G_BADFD ? w->badfd :
+						   sd->fd[s->b]);
+		break;
+	case ENABLE:
+	case DISABLE:
+		rc = k->ioctl(k->ctx, fd, s->op == ENABLE ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE,
+			      s->b ? PERF_IOC_FLAG_GROUP : 0);
+		break;
+	case ID:
+		rc = prec_kernel_id(k, fd, &buf[0]);
+		break;
+	case PAUSE:
+		rc = prec_kernel_pause_output(k, fd, true);
+		break;
+	case READ: {
+		ssize_t len = k->read(k->ctx, fd, buf, s->b ? (size_t)s->b : sizeof(buf));
+
+		if (len >= 0) {
+			res_read(res, n, sd, c, i, buf, len);
+			return;
+		}
+		rc = (int)len;
+		break;
+	}
+	case CLOSE:
+		rc = k->close(k->ctx, fd);
+		sd->fd[s->a] = -1;
+		break;
+	case EXEC:
+		break;
+	}
+	res_err(res, n, rc);
+}
+
+/*
+ * Runs as another user (this driver's own uid range: no other process
+ * shares its user->locked_vm) without CAP_IPC_LOCK and with @memlock as
+ * RLIMIT_MEMLOCK; every other capability stays, so only perf_mmap()'s
+ * budget changes.
+ */
+static int drop_ipc_lock(uid_t uid, uint64_t memlock)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	struct rlimit rl = { memlock, memlock };
+
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setresuid(uid, uid, uid))
+		return -errno;
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[0].permitted &= ~(1u << CAP_IPC_LOCK);
+	d[0].effective = d[0].permitted;
+	d[1].effective = d[1].permitted;
+	if (syscall(SYS_capset, &h, d) || setrlimit(RLIMIT_MEMLOCK, &rl))
+		return -errno;
+	return 0;
+}
+
+static bool uses_child(const struct kcase *c)
+{
+	int i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->s[i].op == EXEC || (c->s[i].op == OPEN && c->s[i].pid == P_CHILD))
+			return true;
+	return false;
+}
+
+static int make_world(struct world *w, const struct kcase *c)
+{
+	int p[2];
+
+	w->child = w->gone = 0;
+	w->child_w = -1;
+	if (pipe(p))
+		return -errno;
+	w->badfd = p[0];
+	w->child_w = p[1];
+	w->gone = fork();
+	if (w->gone == 0)
+		_exit(0);
+	waitpid(w->gone, NULL, 0);
+	if (!uses_child(c))
+		return 0;
+	w->child = fork();
+	if (w->child < 0)
+		return -errno;
+	if (w->child == 0) {
+		char x;
+
+		close(p[1]);
+		if (read(p[0], &x, 1) == 1)
+			execl("/bin/true", "true", (char *)NULL);
+		_exit(0);
+	}
+	return 0;
+}
+
+/* The child execs (the real kernel runs perf_event_exec()) and ends; the model is told. */
+static void world_exec(struct world *w, struct prec_kmodel *m)
+{
+	if (w->child <= 0 || w->child_w < 0)
+		return;
+	if (write(w->child_w, "x", 1) != 1)
+		return;
+	close(w->child_w);
+	w->child_w = -1;
+	waitpid(w->child, NULL, 0);
+	prec_kmodel_task_exec(m, w->child);
+}
+
+static void world_end(struct world *w)
+{
+	if (w->child_w >= 0)
+		close(w->child_w);
+	if (w->child > 0)
+		waitpid(w->child, NULL, 0);
+	close(w->badfd);
+}
+
+static void describe(const struct kcase *c, char *out, size_t n)
+{
+	size_t at = (size_t)snprintf(out, n, "%s:", c->kind);
+	int i, b;
+
+	if (c->mlock && at < n)
+		at += (size_t)snprintf(out + at, n - at, " [as a user without CAP_IPC_LOCK, "
+				       "RLIMIT_MEMLOCK %llu pages]",
+				       (unsigned long long)(c->memlock / (uint64_t)page_size));
+	for (i = 0; i < c->n && at < n; i++) {
+		const struct step *s = &c->s[i];
+
+		at += (size_t)snprintf(out + at, n - at, " %d.%s", i, op_name[s->op]);
+		if (s->op == OPEN && at < n) {
+			at += (size_t)snprintf(out + at, n - at, "(%s %s/%d", ev_name[s->a],
+					       pid_name[s->pid], real_cpu(s->cpu));
+			if (s->b != -1 && at < n)
+				at += (size_t)snprintf(out + at, n - at, s->b == G_BADFD ? " g=badfd" :
+						       " g=%d", s->b);
+			for (b = 0; b < M_NMODS && at < n; b++)
+				if (s->mods & (1u << b))
+					at += (size_t)snprintf(out + at, n - at, " %s", mod_name[b]);
+			if ((s->flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC) && at < n)
+				at += (size_t)snprintf(out + at, n - at, " flags=%#lx",
+						       s->flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC);
+			if (at < n)
+				at += (size_t)snprintf(out + at, n - at, ")");
+		} else if (s->op != EXEC && at < n) {
+			at += (size_t)snprintf(out + at, n - at, "(%d,%d)", s->a, s->b);
+		}
+	}
+}
+
+static void side_end(struct side *sd, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (sd->map[i])
+			sd->k->munmap(sd->k->ctx, sd->map[i], sd->maplen[i]);
+		if (sd->fd[i] >= 0)
+			sd->k->close(sd->k->ctx, sd->fd[i]);
+	}
+}
+
+/* Runs case @no in this (forked) process and prints its line. */
+static int run_case(const struct kcase *c, int no, uid_t uid)
+{
+	struct side ks = { .k = prec_kernel_sys() }, ms = { 0 };
+	struct prec_kmodel_limits lim;
+	char desc[2048], kr[512], mr[512], why[1200] = "";
+	struct world w;
+	int i, err;
+
+	if (c->mlock && (err = drop_ipc_lock(uid, c->memlock))) {
+		printf("FAIL\t#%d cannot drop CAP_IPC_LOCK: %s\n", no, strerror(-err));
+		return 1;
+	}
+	ms.m = prec_kmodel_new(ncpus);
+	if (!ms.m || make_world(&w, c))
+		return 1;
+	if (uprobe_type)
+		prec_kmodel_add_pmu(ms.m, uprobe_type, 0); /* perf_uprobe: no NO_NMI, any exclude bits */
+	prec_kmodel_host_limits(&lim);
+	if (c->mlock) {
+		lim.cap_ipc_lock = false;
+		lim.memlock_bytes = c->memlock;
+	}
+	prec_kmodel_set_limits(ms.m, &lim);
+	ms.k = prec_kmodel_kernel(ms.m);
+	for (i = 0; i < MAXSTEPS; i++)
+		ks.fd[i] = ms.fd[i] = -1;
+	for (i = 0; i < c->n && !why[0]; i++) {
+		if (c->s[i].op == EXEC) {
+			world_exec(&w, ms.m);
+			continue;
+		}
+		run_step(&ks, &w, c, i, kr, sizeof(kr));
+		run_step(&ms, &w, c, i, mr, sizeof(mr));
+		if (strcmp(kr, mr) || verbose)
+			snprintf(why, sizeof(why), "%s %d.%s: kernel: %s; model: %s",
+				 strcmp(kr, mr) ? "differs at" : "last", i, op_name[c->s[i].op], kr, mr);
+		if (!strcmp(kr, mr) && verbose) {
+			printf("#   %d.%s: %s\n", i, op_name[c->s[i].op], kr);
+			why[0] = 0;
+		}
+	}
+	side_end(&ks, c->n);
+	prec_kmodel_free(ms.m);
+	world_end(&w);
+	describe(c, desc, sizeof(desc));
+	printf(why[0] ? "FAIL\t#%d %s\t%s\n" : "ok\t#%d %s\n", no, desc, why);
+	fflush(stdout);
+	return why[0] ? 1 : 0;
+}
+
+/* Whether the real kernel can be asked here; @why says why not. */
+static bool kernel_here(const char **why)
+{
+	struct prec_attr a;
+	uint64_t t;
+	int fd;
+
+	make_attr(&a, E_CPUCLK, 0);
+	fd = prec_kernel_sys()->open(NULL, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		*why = fd == -ENOSYS ? "no perf_event_open here" : "perf_event_open refused";
+		return false;
+	}
+	close(fd);
+	if (prec_read_u64("/sys/kernel/tracing/events/syscalls/sys_enter_getpid/id", &tp_enter) ||
+	    prec_read_u64("/sys/kernel/tracing/events/syscalls/sys_exit_getpid/id", &tp_exit)) {
+		*why = "no tracefs (mount -t tracefs nodev /sys/kernel/tracing)";
+		return false;
+	}
+	if (!prec_read_u64("/sys/bus/event_source/devices/uprobe/type", &t))
+		uprobe_type = (uint32_t)t;
+	if (geteuid() != 0) {
+		*why = "needs root (the mlock cases change user and capabilities)";
+		return false;
+	}
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	static struct kcase c;
+	uint64_t seed = 20261202;
+	int ncases = 240, only = -1, i, failed = 0;
+	const char *why = NULL;
+	uid_t uid = 0x3f000000u + (uid_t)getpid();
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+			seed = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--cases") && i + 1 < argc)
+			ncases = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--case") && i + 1 < argc)
+			only = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-v"))
+			verbose = true;
+		else {
+			fprintf(stderr, "usage: %s [--seed N] [--cases N] [--case K] [-v]\n", argv[0]);
+			return 2;
+		}
+	}
+	page_size = sysconf(_SC_PAGESIZE);
+	ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+	printf("# seed %llu, %d cases\n", (unsigned long long)seed, ncases);
+	if (!kernel_here(&why)) {
+		printf("skip\tevery case\t%s\n", why);
+		return 0;
+	}
+	if (ncpus < 2) {
+		printf("skip\tevery case\tone CPU: the cross-CPU cases cannot be asked\n");
+		return 0;
+	}
+	if (!realpath("/proc/self/exe", self_path))
+		return 1;
+	uprobe_off = target_offset();
+	rng_state = seed ? seed : 1;
+	for (i = 0; i < ncases; i++) {
+		pid_t p;
+		int st;
+
+		gen_case(&c);
+		if (!uprobe_type)
+			for (int j = 0; j < c.n; j++)
+				if (c.s[j].op == OPEN && c.s[j].a == E_UPROBE)
+					c.s[j].a = E_TP;
+		if (only >= 0 && i != only)
+			continue;
+		fflush(stdout);
+		p = fork();
+		if (p == 0)
+			_exit(run_case(&c, i, uid));
+		if (p < 0 || waitpid(p, &st, 0) < 0)
+			return 1;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) > 1)
+			printf("FAIL\t#%d %s\tthe case's process ended with status %#x\n", i, c.kind, st);
+		failed += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+	}
+	printf("# %d passed, %d failed\n", (only >= 0 ? 1 : ncases) - failed, failed);
+	return failed ? 1 : 0;
+}

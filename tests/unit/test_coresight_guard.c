@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The guard in front of OpenCSD's ETMv4 decoder (decoders/coresight_guard.h)
+ * on packet sequences written here: the ones that crash OpenCSD 1.3 are
+ * named at the right packet (tests/cli/coresight.sh and the fuzz regression
+ * inputs show the same sequences crash the library without the guard), and
+ * valid trace, with or without speculation, never is.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "decoders/coresight_guard.h"
+#include "harness.h"
+
+/* One packet: its type and the one count it carries (atoms, cancel, commit). */
+struct gp {
+	int type;
+	unsigned n;
+};
+
+#define END { -1, 0 }
+
+/*
+ * Feeds @ps to a guard of a unit with @max_spec; the indices of the packets
+ * it names go to @idx (at most @max), what is wrong with the first to *@why.
+ * Returns how many it named.
+ */
+static int named(const struct gp *ps, uint32_t max_spec, int *idx, int max, const char **why)
+{
+	struct prec_cs_guard g;
+	int i, k = 0;
+
+	*why = NULL;
+	prec_cs_guard_reset(&g, max_spec);
+	for (i = 0; ps[i].type >= 0; i++) {
+		ocsd_etmv4_i_pkt p;
+		const char *w;
+
+		memset(&p, 0, sizeof(p));
+		p.type = (ocsd_etmv4_i_pkt_type)ps[i].type;
+		p.atom.num = (uint8_t)ps[i].n;
+		p.atom.En_bits = 1;
+		p.cancel_elements = ps[i].n;
+		p.commit_elements = ps[i].n;
+		w = prec_cs_guard_packet(&g, &p);
+		if (w && k < max) {
+			if (!k)
+				*why = w;
+			idx[k++] = i;
+		}
+	}
+	return k;
+}
+
+#define SYNC { ETM4_PKT_I_ASYNC, 0 }, { ETM4_PKT_I_TRACE_INFO, 0 }, { ETM4_PKT_I_TRACE_ON, 0 }
+#define ADDR { ETM4_PKT_I_ADDR_L_64IS0, 0 }
+#define ATOM(k) { ETM4_PKT_I_ATOM_F1, k }
+
+static void cases(void)
+{
+	static const struct {
+		const char *name;
+		uint32_t max_spec;
+		struct gp ps[16];
+		int named;        /* -1: none */
+		const char *why;
+	} rows[] = {
+		{ "plain trace: addresses, atoms, context, timestamps", 0,
+		  { SYNC, { ETM4_PKT_I_ADDR_CTXT_L_64IS0, 0 }, ATOM(1), ATOM(3), ADDR,
+		    { ETM4_PKT_I_TIMESTAMP, 0 }, ATOM(2), { ETM4_PKT_I_EXCEPT, 0 }, ADDR,
+		    ATOM(1), END }, -1, NULL },
+		{ "mispredict after an address, atom committed (the fuzz crash)", 0,
+		  { SYNC, ADDR, ATOM(1), ADDR, { ETM4_PKT_I_MISPREDICT, 0 }, END }, 6,
+		  "mispredict" },
+		{ "mispredict with nothing on the stack: not named before sync", 0,
+		  { { ETM4_PKT_I_MISPREDICT, 0 }, { ETM4_PKT_I_ASYNC, 0 }, END }, -1, NULL },
+		{ "exception committed without its address", 0,
+		  { SYNC, ADDR, { ETM4_PKT_I_EXCEPT, 0 }, { ETM4_PKT_I_COMMIT, 1 }, END }, 5,
+		  "exception" },
+		{ "speculation: mispredict of an atom behind an address", 4,
+		  { SYNC, ADDR, ATOM(1), ADDR, { ETM4_PKT_I_MISPREDICT, 0 }, ATOM(1), END }, -1,
+		  NULL },
+		{ "speculation: cancel past a timestamp, then mispredict", 4,
+		  { SYNC, ADDR, ATOM(2), { ETM4_PKT_I_TIMESTAMP, 0 }, { ETM4_PKT_I_CANCEL_F1, 1 },
+		    { ETM4_PKT_I_MISPREDICT, 0 }, { ETM4_PKT_I_COMMIT, 1 }, END }, -1, NULL },
+		{ "speculation: address behind a timestamp erased in the middle", 4,
+		  { SYNC, ADDR, ATOM(1), ADDR, { ETM4_PKT_I_TIMESTAMP, 0 },
+		    { ETM4_PKT_I_MISPREDICT, 0 }, END }, 7, "mispredict" },
+		{ "speculation: the atoms committed by a commit packet, then a mispredict", 2,
+		  { SYNC, ADDR, ATOM(2), { ETM4_PKT_I_COMMIT, 2 }, ADDR, { ETM4_PKT_I_MISPREDICT, 0 },
+		    END }, 7, "mispredict" },
+		{ "speculation: atoms beyond the depth committed, one left to mispredict", 2,
+		  { SYNC, ADDR, ATOM(3), ADDR, { ETM4_PKT_I_MISPREDICT, 0 }, END }, -1, NULL },
+		{ "discard: nothing named until the next sync", 0,
+		  { SYNC, ADDR, ATOM(1), ADDR, { ETM4_PKT_I_DISCARD, 0 },
+		    { ETM4_PKT_I_MISPREDICT, 0 }, END }, -1, NULL },
+		{ "an unknown packet: every speculation packet after it", 4,
+		  { SYNC, ADDR, ATOM(1), { ETE_PKT_I_TRANS_ST, 0 }, { ETM4_PKT_I_MISPREDICT, 0 },
+		    END }, 6, "cannot follow" },
+	};
+	size_t i;
+
+	for (i = 0; i < T_N(rows); i++) {
+		const char *why;
+		int first = -1;
+
+		named(rows[i].ps, rows[i].max_spec, &first, 1, &why);
+		T_EQ_INT(first, rows[i].named);
+		if (rows[i].why)
+			T_CONTAINS(why, rows[i].why);
+		t_row(rows[i].name, !t_row_failed());
+	}
+}
+
+/* After naming a packet the guard waits for the next A-sync and trace info. */
+static void resync(void)
+{
+	static const struct gp ps[] = {
+		SYNC, ADDR, ATOM(1), ADDR, { ETM4_PKT_I_MISPREDICT, 0 },
+		ADDR, { ETM4_PKT_I_MISPREDICT, 0 },   /* unsynced: the decoder ignores these */
+		SYNC, ADDR, ATOM(1), ADDR, { ETM4_PKT_I_MISPREDICT, 0 }, END,
+	};
+	const char *why;
+	int idx[3];
+
+	T_EQ_INT(named(ps, 0, idx, 3, &why), 2);
+	T_EQ_INT(idx[0], 6);
+	T_EQ_INT(idx[1], 15);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct t_case all[] = { T(cases), T(resync) };
+
+	return t_main(argc, argv, all, T_N(all));
+}
