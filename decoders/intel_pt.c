@@ -173,6 +173,46 @@ static uint64_t ovf_offset(struct ipt *d, uint64_t cur)
 	return found;
 }
 
+/*
+ * An overflow that resolved at a PSB: the OVF is followed by a PSB+ whose
+ * FUP tells where tracing goes on. libipt looks for the FUP an OVF binds
+ * to only up to the next PSB (pt_qry_find_ovf_fup via pt_pkt_find_ovf_fup,
+ * which stops there) and then takes tracing as disabled, so the block
+ * decoder would run on from no IP. Sync at that PSB instead, as a decoder
+ * does after any loss of sync; the PSB+ gives the IP, which is returned
+ * (0 when the OVF is not followed by a PSB+ with a FUP, or on failure).
+ */
+static uint64_t ovf_resync(struct ipt *d, uint64_t ovf)
+{
+	struct pt_packet_decoder *pk = pt_pkt_alloc_decoder(&d->cfg);
+	struct pt_packet p;
+	uint64_t at = 0, ip = 0;
+	int r, n = 0;
+
+	if (!pk)
+		return 0;
+	if (pt_pkt_sync_set(pk, ovf) >= 0 && pt_pkt_next(pk, &p, sizeof(p)) >= 0 &&
+	    p.type == ppt_ovf && pt_pkt_get_offset(pk, &at) >= 0 &&
+	    pt_pkt_next(pk, &p, sizeof(p)) >= 0 && p.type == ppt_psb) {
+		/* The PSB reset the last IP: a FUP in its PSB+ is relative to 0. */
+		while (n++ < 64 && pt_pkt_next(pk, &p, sizeof(p)) >= 0 && p.type != ppt_psbend) {
+			if (p.type != ppt_fup || p.payload.ip.ipc == pt_ipc_suppressed)
+				continue;
+			ip = p.payload.ip.ip;
+			if (p.payload.ip.ipc == pt_ipc_sext_48 && (ip & (1ULL << 47)))
+				ip |= ~((1ULL << 48) - 1);
+		}
+	}
+	pt_pkt_free_decoder(pk);
+	if (!ip)
+		return 0;
+	r = pt_blk_sync_set(d->dec, at);
+	if (r < 0)
+		return 0;
+	d->status = r;
+	return ip;
+}
+
 static void set_tsc(struct ipt *d, uint64_t tsc)
 {
 	if (!tsc)
@@ -914,7 +954,10 @@ static void handle_event(struct ipt *d, const struct pt_event *ev)
 		e = push(d, PREC_TEV_OVERFLOW);
 		e->u.trace.ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
 		pt_blk_get_offset(d->dec, &cur);
-		e->offset = stream_off(d, ovf_offset(d, cur));
+		cur = ovf_offset(d, cur);
+		e->offset = stream_off(d, cur);
+		if (ev->ip_suppressed)
+			e->u.trace.ip = ovf_resync(d, cur);
 		break;
 	}
 	case ptev_exec_mode:

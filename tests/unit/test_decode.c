@@ -2320,7 +2320,7 @@ static void enc_pkt_of(struct enc *x, enum pt_packet_type t, const struct pt_pac
 
 enum hw_case {
 	HC_PLAIN, HC_PTWRITE, HC_POWER, HC_CBR, HC_PIP, HC_VMCS, HC_TSX, HC_CYC,
-	HC_OVF_FUP, HC_OVF_PGE, HC_OVF_END, HC_TSX_ABORT,
+	HC_OVF_FUP, HC_OVF_PGE, HC_OVF_END, HC_OVF_PSB, HC_TSX_ABORT,
 };
 
 /*
@@ -2414,6 +2414,11 @@ static void hw_stream(struct enc *x, const struct prog *p, enum hw_case c)
 	case HC_OVF_END:
 		enc_simple(x, ppt_ovf);
 		return;
+	case HC_OVF_PSB:
+		/* the overflow resolved at a PSB: its PSB+ carries the FUP */
+		enc_simple(x, ppt_ovf);
+		enc_psb(x, true, sym(p, "tail"), 0);
+		break;
 	default:
 		break;
 	}
@@ -2585,7 +2590,7 @@ static void decode_hw_events(void)
  */
 static void decode_ovf_and_abort(void)
 {
-	static const enum hw_case cs[] = { HC_OVF_FUP, HC_OVF_PGE, HC_OVF_END };
+	static const enum hw_case cs[] = { HC_OVF_FUP, HC_OVF_PGE, HC_OVF_END, HC_OVF_PSB };
 	struct hw_flow fl;
 	struct prog p;
 	char *txt;
@@ -2621,6 +2626,13 @@ static void decode_ovf_and_abort(void)
 			T_EQ_INT(fl.br_kind[1], PREC_BR_CALL);
 		}
 		T_CONTAINS(txt, "overflow");
+		if (cs[k] == HC_OVF_FUP || cs[k] == HC_OVF_PSB) {
+			char want[64];
+
+			/* where tracing went on: the FUP, or the FUP in the PSB+ */
+			snprintf(want, sizeof(want), "overflow 0x%" PRIx64 "\n", sym(&p, "tail"));
+			T_CONTAINS(txt, want);
+		}
 		free(txt);
 		enc_free(&x);
 	}
