@@ -35,6 +35,9 @@ struct thr {
 				     stub whose line waits for its target; 0: none */
 	struct prec_tev plt_ev;   /* that call */
 	struct prec_loc plt_from, plt_stub; /* where it was made, the stub */
+	bool exec_known;          /* next_exec is set */
+	bool restarted;           /* the stack restarted at this event (for taps) */
+	uint64_t next_exec;       /* the time of the thread's next exec */
 };
 
 struct sstats {
@@ -1126,6 +1129,43 @@ static void on_trace(struct prec_fmt_ctx *f, struct thr *t, struct sstats *ss,
 	}
 }
 
+/*
+ * A thread that execs starts a new program with an empty stack: the frames of
+ * the old one never return, and the depth restarts at 0 (the first event
+ * after the exec's COMM record). Likewise after a decode error, from which
+ * the decoder resyncs at an unknown depth (perf flushes its thread stack
+ * when the trace is discontinuous, thread_stack__event()).
+ */
+static void stk_restart(struct thr *t)
+{
+	t->n = 0;
+	t->plt_depth = 0;
+	t->adepth = 0;
+	t->active = false;
+	t->restarted = true;
+}
+
+/*
+ * The exec's COMM record and the last events of the old program, or the
+ * first of the new one, can carry the same time: at that time the restart
+ * waits for the trace to begin again (in the new program, after the
+ * syscall); a later time restarts at once (where the kernel is traced too,
+ * the flow goes on without a begin).
+ */
+static void check_exec(struct prec_fmt_ctx *f, struct thr *t, const struct prec_tev *ev)
+{
+	if (!ev->time)
+		return;
+	if (t->exec_known) {
+		if (ev->time < t->next_exec ||
+		    (ev->time == t->next_exec && ev->type != PREC_TEV_TRACE_BEGIN))
+			return;
+		stk_restart(t);
+	}
+	t->next_exec = prec_session_next_exec(f->s, t->tid, ev->time);
+	t->exec_known = true;
+}
+
 int prec_fmt_event(struct prec_fmt_ctx *f, size_t si, const struct prec_tev *ev)
 {
 	struct sstats dummy, *ss = si < f->nst ? &f->st[si] : &dummy;
@@ -1133,6 +1173,7 @@ int prec_fmt_event(struct prec_fmt_ctx *f, size_t si, const struct prec_tev *ev)
 
 	if (!t)
 		return -ENOMEM;
+	check_exec(f, t, ev);
 	if (f->o.fmt == PREC_FMT_EVENTS) {
 		if (in_filter(f, ev))
 			print_event(f, ev);
@@ -1167,6 +1208,9 @@ int prec_fmt_event(struct prec_fmt_ctx *f, size_t si, const struct prec_tev *ev)
 	case PREC_TEV_ERROR:
 	case PREC_TEV_GAP:
 	case PREC_TEV_OVERFLOW:
+		/* The decoder resyncs after an error: the depth there is unknown. */
+		if (ev->type == PREC_TEV_ERROR)
+			stk_restart(t);
 		if (!in_filter(f, ev) && (ev->time || f->timed))
 			break;
 		if (ev->type == PREC_TEV_ERROR)
@@ -1497,6 +1541,8 @@ static int tap_event(struct prec_fmt_ctx *f, size_t si, const struct prec_tev *e
 	info.trigger = ev->type == PREC_TEV_TRACE_BEGIN || ev->type == PREC_TEV_TRACE_END ?
 			       f->trig_last : -1;
 	info.depth = (int)t->n;
+	info.restart = t->restarted;
+	t->restarted = false;
 	return f->o.tap->event(f->o.tap->arg, si, ev, &info);
 }
 

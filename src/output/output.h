@@ -63,6 +63,7 @@ struct prec_tap_info {
 	bool visible;
 	int trigger;
 	int depth;
+	bool restart;             /* the thread's stack restarted here (an exec) */
 };
 
 struct prec_tap {

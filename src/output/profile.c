@@ -673,6 +673,10 @@ static int tap_event(void *arg, size_t stream, const struct prec_tev *ev,
 			p->node[t->cur_node].ns += ev->time - t->last_time;
 		t->last_time = ev->time;
 	}
+	/* An exec: the old program's frames end there, and never return. */
+	if (info->restart)
+		while (t->n)
+			pop_one(v, t, ev->time);
 	if (t->closing && ev->type != PREC_TEV_TIME &&
 	    !(ev->type == PREC_TEV_TRACE_BEGIN && ev->u.trace.ip == t->close_ip &&
 	      ev->time == t->close_time)) {

@@ -85,8 +85,8 @@ struct prec_session {
 	size_t nr_ktext;
 	struct prec_buf kallsyms;
 
-	struct tfact *pids, *comms;
-	size_t nr_pids, nr_comms;
+	struct tfact *pids, *comms, *execs;
+	size_t nr_pids, nr_comms, nr_execs;
 
 	char **warnings;
 	size_t nr_warnings;
@@ -145,6 +145,7 @@ void prec_session_free(struct prec_session *s)
 	prec_buf_free(&s->kallsyms);
 	free(s->pids);
 	free(s->comms);
+	free(s->execs);
 	for (i = 0; i < s->nr_warnings; i++)
 		free(s->warnings[i]);
 	free(s->warnings);
@@ -1210,7 +1211,7 @@ static int inherit_comms(struct prec_session *s, size_t cap)
 
 static int build_thread_table(struct prec_session *s)
 {
-	size_t cap_p = 0, cap_c = 0, i;
+	size_t cap_p = 0, cap_c = 0, cap_e = 0, i;
 
 	for (i = 0; i < s->nr_sb; i++) {
 		const struct prec_sb *sb = &s->sb[i].sb;
@@ -1222,6 +1223,9 @@ static int build_thread_table(struct prec_session *s)
 		case PREC_SB_COMM:
 			err = add_fact(&s->comms, &s->nr_comms, &cap_c, sb->tid, sb->pid,
 				       sb->time, i, sb->u.comm.comm);
+			if (!err && sb->u.comm.exec)
+				err = add_fact(&s->execs, &s->nr_execs, &cap_e, sb->tid, sb->pid,
+					       sb->time, i, NULL);
 			/* fallthrough */
 		case PREC_SB_FORK:
 		case PREC_SB_MMAP:
@@ -1240,6 +1244,8 @@ static int build_thread_table(struct prec_session *s)
 		qsort(s->pids, s->nr_pids, sizeof(*s->pids), tfact_cmp);
 	if (s->nr_comms > 1)
 		qsort(s->comms, s->nr_comms, sizeof(*s->comms), tfact_cmp);
+	if (s->nr_execs > 1)
+		qsort(s->execs, s->nr_execs, sizeof(*s->execs), tfact_cmp);
 	return inherit_comms(s, cap_c);
 }
 
@@ -1433,6 +1439,14 @@ static const struct tfact *fact_span(const struct tfact *a, size_t n, int tid, u
 	if ((size_t)(f - a) + 1 < n && f[1].tid == tid)
 		*until = f[1].time;
 	return f;
+}
+
+uint64_t prec_session_next_exec(const struct prec_session *s, int tid, uint64_t t)
+{
+	uint64_t from, until;
+
+	fact_span(s->execs, s->nr_execs, tid, t, &from, &until);
+	return until;
 }
 
 const char *prec_session_comm_span(const struct prec_session *s, int tid, uint64_t t,

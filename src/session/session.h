@@ -388,6 +388,11 @@ const char *prec_session_comm(const struct prec_session *s, int tid, uint64_t t)
  */
 const char *prec_session_comm_span(const struct prec_session *s, int tid, uint64_t t,
 				   uint64_t *from, uint64_t *until);
+/*
+ * The time of the first exec by @tid (a COMM record with the exec flag) after
+ * time @t, or UINT64_MAX when none follows.
+ */
+uint64_t prec_session_next_exec(const struct prec_session *s, int tid, uint64_t t);
 int prec_session_pid_span(const struct prec_session *s, int tid, uint64_t t, uint64_t *from,
 			  uint64_t *until);
 

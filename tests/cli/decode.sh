@@ -78,6 +78,8 @@ truth_case() {
 		return
 	fi
 	local topt=
+	# Without timestamps nothing places an exec in the trace: the depth goes on.
+	[[ "$conf" == *tsc=0* ]] && topt=-u
 	if ! expect "$name" $topt; then
 		t_fail "$title: truth" "$(cat "$name.sb.err" "$name.dt.err" | head -n 5)"
 		return
@@ -177,7 +179,10 @@ check_time() {
 	awk -v lo="$lo" -v hi="$hi" 'index($0, "\t") {
 		split($0, f, " "); t = f[3]; sub(/:$/, "", t)
 		if ((lo == "" || t + 0 >= lo + 0) && (hi == "" || t + 0 <= hi + 0)) print }' \
-		"$n.exp.out" >"$n.time.exp"
+		"$n.exp.out" | sed 's/ *$//' >"$n.time.exp"
+	# The name column's padding is sticky (perf's callindent): it depends on
+	# the lines printed before, which the range leaves out. Compared without it.
+	sed -i 's/ *$//' "$n.time.out"
 	if [ ! -s "$n.time.exp" ]; then
 		t_fail "--time $range: the whole trace has lines in the range"
 	elif cmp -s "$n.time.exp" "$n.time.out" && [ ! -s "$n.time.err" ]; then

@@ -73,5 +73,15 @@ t_run "fork child: call trace" 0 "$PTDUMP" --call-trace fx.data
 t_eq "fork child: named after its parent, no ':TID' lines" "forkexec" \
 	"$(printf '%s\n' "$out" | awk 'NF { print $1 }' | sort -u)"
 t_eq "fork child: its own lines are there" 2 "$(printf '%s\n' "$out" | awk 'NF { print $2 }' | sort -u | wc -l)"
+# The exec starts a new program with an empty stack: its loader's first call
+# (_dl_start, entered from _start) is at the depth of the first program's,
+# not below the frames of the execl() that never return.
+t_eq "exec: both programs' _dl_start at the same depth" "2 1" \
+	"$(printf '%s\n' "$out" | awk -F'\t' '$2 ~ /^ *_dl_start( |$)/ { n++; match($2, /^ */); d[RLENGTH] = 1 }
+		END { k = 0; for (x in d) k++; print n, k }')"
+# As JSON: the same depth in both.
+t_run "exec: JSON call trace" 0 "$PTDUMP" --call-trace --format=json fx.data
+t_eq "exec: JSON depth of both _dl_start equal" 1 \
+	"$(printf '%s\n' "$out" | grep '"to_name":"_dl_start"' | grep -o '"depth":[0-9]*' | sort -u | wc -l)"
 
 t_done

@@ -2639,6 +2639,52 @@ static void decode_ovf_and_abort(void)
 }
 
 /*
+ * After a decode error the decoder resyncs at the next PSB with the call
+ * stack unknown: the call trace's depth restarts at 0 there (perf flushes
+ * its thread stack when the trace is discontinuous). fa -> fb -> fc, whose
+ * jump goes to code with no image (an error), then a PSB+ whose FUP is at
+ * fd, which calls fe: fe is one level in, not four.
+ */
+static void decode_depth_restarts_after_error(void)
+{
+	static const char src[] = "	.text\n	.globl _start\n_start:\n	call fa\n"
+				  "	.globl fa\nfa:\n	call fb\n	.globl fb\nfb:\n	call fc\n"
+				  "	.globl fc\nfc:\n	jmp *%rax\n"
+				  "	.globl fd\nfd:\n	call fe\n	.globl fe\nfe:\n	jmp *%rax\n";
+	struct prec_output_opts o;
+	struct prec_session *s;
+	struct prog p;
+	struct enc x;
+	char *txt;
+	int rc;
+
+	if (!build_prog(&p, "depth", src))
+		return;
+	enc_init(&x, 4096);
+	enc_psb(&x, false, 0, 0);
+	enc_mode64(&x);
+	enc_ip(&x, ppt_tip_pge, sym(&p, "_start"), false);
+	enc_ip(&x, ppt_tip, 0x7000000, false);       /* fc's jmp: no code there */
+	enc_tnt(&x, true);                           /* what ran there, lost */
+	enc_tnt(&x, false);
+	enc_psb(&x, true, sym(&p, "fd"), 0);
+	enc_ip(&x, ppt_tip_pgd, 0, true);            /* fe's jmp leaves the trace */
+	T_OK(!x.err);
+	s = make_session(&p, IMG_EMBED, &x, false, 3);
+	prec_output_opts_init(&o);
+	o.fmt = PREC_FMT_CALL_TRACE;
+	txt = run_output(s, &o, &rc);
+	T_EQ_INT(rc, 0);
+	T_CONTAINS(txt, ")\t            fc");       /* depth 3 before the error */
+	T_CONTAINS(txt, "error");
+	T_CONTAINS(txt, ")\t    fe");               /* depth 1 after it */
+	T_OK(!strstr(txt, ")\t                fe")); /* not depth 4 */
+	free(txt);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
+/*
  * A loop that takes its conditional branch from TNT bits of one packet comes
  * back to the same block with the packet offset unchanged: that is progress
  * (a bit consumed), not an endless loop. 40 rounds (39 taken jnz, the last
@@ -2936,6 +2982,7 @@ static const struct t_case cases[] = {
 	T(decode_tnt_loop_progress),
 	T(decode_end_of_trace), T(decode_final_branch), T(decode_hw_events),
 	T(decode_ovf_and_abort),
+	T(decode_depth_restarts_after_error),
 	T(decode_at_exec),
 	T(trigger_changed_nothing),
 };

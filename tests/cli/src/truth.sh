@@ -31,9 +31,8 @@ truth_norm() {
 # ptdump's other lines in NAME.odd. Returns 1 if either cannot be made.
 truth_calls() {
 	local n=$1
-	# -u: ptdump, as perf, does not restart the call depth at exec
 	"$PTDUMP" --sideband "$n.data" >"$n.sb" 2>"$n.sb.err" &&
-		./decode_truth -u "$n.sb" "$n.truth" >"$n.exp.raw" 2>"$n.dt.err" || return 1
+		./decode_truth "$n.sb" "$n.truth" >"$n.exp.raw" 2>"$n.dt.err" || return 1
 	sort -s -n -k1,1 "$n.exp.raw" >"$n.exp"
 	"$PTDUMP" --call-trace "$n.data" >"$n.out" 2>"$n.err"
 	truth_norm <"$n.out" | sort -s -n -k1,1 >"$n.got"
@@ -107,9 +106,9 @@ expect() {
 	local name=$1
 	shift
 	"$PTDUMP" --sideband "$name.data" >"$name.sb" 2>"$name.sb.err" || return 1
-	# -u: ptdump, as perf, does not restart the call depth at exec
-	./decode_truth -u "$@" "$name.sb" "$name.truth" >"$name.exp.raw" 2>"$name.dt.err" || return 1
-	./decode_truth -r -u "$@" "$name.sb" "$name.truth" >"$name.expr.raw" 2>>"$name.dt.err" || return 1
+	# (decode_truth -u for a trace without timestamps: no restart at exec)
+	./decode_truth "$@" "$name.sb" "$name.truth" >"$name.exp.raw" 2>"$name.dt.err" || return 1
+	./decode_truth -r "$@" "$name.sb" "$name.truth" >"$name.expr.raw" 2>>"$name.dt.err" || return 1
 	sort -s -n -k1,1 "$name.exp.raw" >"$name.exp"
 	sort -s -n -k1,1 "$name.expr.raw" >"$name.expr"
 }
