@@ -963,10 +963,6 @@ static int check_view_opts(const struct args *a)
 				       "--report, --windows, --diff, --folded and --perfetto");
 	if (a->durations && a->vo.json)
 		return cli_usage_error(NULL, "--durations: not with --format=json");
-	if ((a->hide_dso || a->po.no_plt) && a->durations)
-		return cli_usage_error(NULL, "--hide-dso and --no-plt: not with --durations yet");
-	if (a->po.no_plt && a->vo.json && !prof)
-		return cli_usage_error(NULL, "--no-plt: not with --format=json of a call trace yet");
 	if (a->sort_given && strcmp(v, "report") && strcmp(v, "diff"))
 		return cli_usage_error(NULL, "--sort orders --report or --diff");
 	if (a->vo.by_thread && strcmp(v, "report"))

@@ -24,6 +24,9 @@ struct dframe {
 	char objoff[80];          /* "object+0xOFF" when no symbol names it */
 	bool opened;              /* its "name() {" line is out */
 	bool visible;             /* the filters pass its call */
+	bool plt;                 /* --no-plt: a call through a PLT stub that
+				     waits for the function the stub serves */
+	bool lazy;                /* --no-plt: a call of the lazy-binding path */
 };
 
 struct dthr {
@@ -38,6 +41,7 @@ struct dctx {
 	FILE *out;
 	bool timed;
 	int max_depth;            /* lines deeper than this are left out; 0: all */
+	const regex_t *hide;      /* --hide-dso: no line of a call into these */
 	struct dthr *thr;
 	size_t nthr;
 	int err;
@@ -91,7 +95,8 @@ static void open_line(struct dctx *c, struct dthr *t, size_t k)
 {
 	struct dframe *f = &t->stk[k];
 
-	if (f->opened)
+	/* A stub's call waits for its target's name; the resolver's make no line. */
+	if (f->opened || f->plt || f->lazy)
 		return;
 	f->opened = true;
 	if (!f->visible || (c->max_depth && k + 1 > (size_t)c->max_depth))
@@ -134,11 +139,32 @@ static void pop_to(struct dctx *c, struct dthr *t, uint64_t to, uint64_t time)
 		}
 }
 
-static void on_call(struct dctx *c, struct dthr *t, const struct prec_tev *ev, bool vis)
+static void resolve_loc(struct dctx *c, const struct prec_tev *ev, uint64_t addr,
+			struct prec_loc *loc)
 {
 	struct prec_aspace *as = prec_images_aspace(prec_session_images(c->s), ev->pid,
 						    ev->time || c->timed ? ev->time : UINT64_MAX);
+
+	prec_aspace_resolve(as, addr, loc);
+}
+
+/* Names frame @f after the code at @addr (@loc); the filters decide its line. */
+static void frame_at(struct dctx *c, struct dframe *f, const struct prec_loc *loc, uint64_t addr)
+{
+	f->name = loc->sym ? loc->sym->name : NULL;
+	f->addr = addr;
+	f->objoff[0] = 0;
+	if (!loc->sym)
+		prec_loc_objoff(loc, f->objoff, sizeof(f->objoff));
+	if (c->hide && !regexec(c->hide, loc->dso ? loc->dso : "[unknown]", 0, NULL, 0))
+		f->visible = false;
+}
+
+static void on_call(struct dctx *c, struct dthr *t, const struct prec_tev *ev,
+		    const struct prec_tap_info *info)
+{
 	enum prec_br_kind k = ev->u.branch.kind;
+	struct dframe *f;
 	struct prec_loc loc;
 
 	if (PREC_ARRAY_RESERVE(t->stk, t->n, 1)) {
@@ -147,15 +173,41 @@ static void on_call(struct dctx *c, struct dthr *t, const struct prec_tev *ev, b
 	}
 	if (t->n)
 		open_line(c, t, t->n - 1);
-	prec_aspace_resolve(as, ev->u.branch.to, &loc);
-	t->stk[t->n++] = (struct dframe){
+	resolve_loc(c, ev, ev->u.branch.to, &loc);
+	f = &t->stk[t->n++];
+	*f = (struct dframe){
 		.ret = k == PREC_BR_INTERRUPT ? ev->u.branch.from :
 						ev->u.branch.from + ev->u.branch.insn_len,
-		.t0 = ev->time, .i0 = t->insns, .time = ev->time,
-		.name = loc.sym ? loc.sym->name : NULL, .addr = ev->u.branch.to, .visible = vis,
+		.t0 = ev->time, .i0 = t->insns, .time = ev->time, .visible = info->visible,
 	};
-	if (!loc.sym)
-		prec_loc_objoff(&loc, t->stk[t->n - 1].objoff, sizeof(t->stk[t->n - 1].objoff));
+	frame_at(c, f, &loc, ev->u.branch.to);
+	if (info->plt_hidden) {
+		/* held for its target (the stub's call), or a line of the path to it */
+		f->plt = k == PREC_BR_CALL && loc.sym && prec_plt_stub(loc.sym->name) &&
+			 !(t->n > 1 && (t->stk[t->n - 2].plt || t->stk[t->n - 2].lazy));
+		f->lazy = !f->plt;
+		if (f->lazy)
+			f->visible = false;
+	}
+}
+
+/* --no-plt: the call held at @depth reached @to: it is a call of that function. */
+static int tap_plt_call(void *arg, const struct prec_tev *call, uint64_t to, int depth)
+{
+	struct dctx *c = arg;
+	struct dthr *t = dthr_get(c, call->tid);
+	struct prec_loc loc;
+	struct dframe *f;
+
+	if (!t)
+		return -ENOMEM;
+	if (depth < 1 || (size_t)depth > t->n || !t->stk[depth - 1].plt)
+		return 0;
+	f = &t->stk[depth - 1];
+	resolve_loc(c, call, to, &loc);
+	frame_at(c, f, &loc, to);
+	f->plt = false;
+	return 0;
 }
 
 static int tap_event(void *arg, size_t stream, const struct prec_tev *ev,
@@ -177,7 +229,7 @@ static int tap_event(void *arg, size_t stream, const struct prec_tev *ev,
 		k = ev->u.branch.kind;
 		if (k == PREC_BR_CALL ||
 		    ((k == PREC_BR_SYSCALL || k == PREC_BR_INTERRUPT) && ev->u.branch.to))
-			on_call(c, t, ev, info->visible);
+			on_call(c, t, ev, info);
 		else if (k == PREC_BR_RETURN || k == PREC_BR_SYSRET)
 			pop_to(c, t, ev->u.branch.to, ev->time);
 		break;
@@ -192,8 +244,8 @@ static int tap_event(void *arg, size_t stream, const struct prec_tev *ev,
 
 int prec_view_durations(struct prec_session *s, const struct prec_output_opts *o, FILE *out)
 {
-	struct dctx c = { s, out, prec_session_machine(s)->tsc, o->max_depth, NULL, 0, 0 };
-	struct prec_tap tap = { tap_event, NULL, &c };
+	struct dctx c = { s, out, prec_session_machine(s)->tsc, o->max_depth, o->hide, NULL, 0, 0 };
+	struct prec_tap tap = { tap_event, NULL, &c, o->no_plt ? tap_plt_call : NULL };
 	struct prec_output_opts oo = *o;
 	size_t i, k;
 	int err;

@@ -65,6 +65,37 @@ static void head(struct jctx *j, const char *type, const struct prec_tev *ev)
 		type, ev->time, ev->pid, ev->tid, ev->cpu);
 }
 
+/*
+ * One line of a branch view: @type at @depth (-1: the branches view, which
+ * names the kind instead), from ev's source to @to (0: none).
+ */
+static void branch_line(struct jctx *j, const struct prec_tev *ev, const char *type, int depth,
+			uint64_t to_addr, bool call)
+{
+	struct prec_loc from, to = { 0 };
+
+	resolve_at(j, ev, ev->u.branch.from, &from);
+	if (to_addr)
+		resolve_at(j, ev, to_addr, &to);
+	/* --hide-dso: no call into a hidden object, no return or system call from one */
+	if (depth >= 0 && j->hide &&
+	    !regexec(j->hide, (call ? to.dso : from.dso) ? (call ? to.dso : from.dso) : "[unknown]",
+		     0, NULL, 0))
+		return;
+	head(j, type, ev);
+	if (depth < 0)
+		fprintf(j->out, ",\"kind\":\"%s\"", prec_br_kind_name(ev->u.branch.kind));
+	else
+		fprintf(j->out, ",\"depth\":%d", depth);
+	hex_field(j->out, "from", ev->u.branch.from);
+	loc_fields(j, "from", &from);
+	if (to_addr) {
+		hex_field(j->out, "to", to_addr);
+		loc_fields(j, "to", &to);
+	}
+	fputs("}\n", j->out);
+}
+
 static void on_branch(struct jctx *j, const struct prec_tev *ev, int depth)
 {
 	enum prec_br_kind k = ev->u.branch.kind;
@@ -72,7 +103,6 @@ static void on_branch(struct jctx *j, const struct prec_tev *ev, int depth)
 					  ev->u.branch.to);
 	bool ret = k == PREC_BR_RETURN || k == PREC_BR_SYSRET;
 	bool branches = j->fmt == PREC_FMT_BRANCHES;
-	struct prec_loc from, to = { 0 };
 	const char *type;
 	int d = depth + 1;
 
@@ -90,26 +120,17 @@ static void on_branch(struct jctx *j, const struct prec_tev *ev, int depth)
 	}
 	if (!branches && !depth_ok(j, d))
 		return;
-	resolve_at(j, ev, ev->u.branch.from, &from);
-	if (ev->u.branch.to)
-		resolve_at(j, ev, ev->u.branch.to, &to);
-	/* --hide-dso: no call into a hidden object, no return or system call from one */
-	if (!branches && j->hide &&
-	    !regexec(j->hide, (call ? to.dso : from.dso) ? (call ? to.dso : from.dso) : "[unknown]",
-		     0, NULL, 0))
-		return;
-	head(j, type, ev);
-	if (branches)
-		fprintf(j->out, ",\"kind\":\"%s\"", prec_br_kind_name(k));
-	else
-		fprintf(j->out, ",\"depth\":%d", d);
-	hex_field(j->out, "from", ev->u.branch.from);
-	loc_fields(j, "from", &from);
-	if (ev->u.branch.to) {
-		hex_field(j->out, "to", ev->u.branch.to);
-		loc_fields(j, "to", &to);
-	}
-	fputs("}\n", j->out);
+	branch_line(j, ev, type, branches ? -1 : d, ev->u.branch.to, call);
+}
+
+/* --no-plt: a call through a PLT stub, as a call of the function it reached. */
+static int tap_plt_call(void *arg, const struct prec_tev *call, uint64_t to, int depth)
+{
+	struct jctx *j = arg;
+
+	if (depth_ok(j, depth))
+		branch_line(j, call, "call", depth, to, true);
+	return ferror(j->out) ? prec_view_status(j->out) : 0;
 }
 
 static void on_trace(struct jctx *j, const struct prec_tev *ev, const struct prec_tap_info *in)
@@ -159,7 +180,8 @@ static int tap_event(void *arg, size_t stream, const struct prec_tev *ev,
 		return 0;
 	switch (ev->type) {
 	case PREC_TEV_BRANCH:
-		on_branch(j, ev, info->depth);
+		if (!info->plt_hidden)
+			on_branch(j, ev, info->depth);
 		break;
 	case PREC_TEV_TRACE_BEGIN:
 	case PREC_TEV_TRACE_END:
@@ -199,7 +221,7 @@ int prec_view_json_decoded(struct prec_session *s, const struct prec_output_opts
 		[PREC_FMT_BRANCHES] = "branches",
 	};
 	struct jctx j = { s, o->fmt, prec_session_machine(s)->tsc, o->max_depth, o->hide, out };
-	struct prec_tap tap = { tap_event, tap_trigger, &j };
+	struct prec_tap tap = { tap_event, tap_trigger, &j, tap_plt_call };
 	struct prec_output_opts oo = *o;
 	int err;
 

@@ -61,6 +61,7 @@ struct prec_fmt_ctx {
 	char *buf;
 	size_t len;
 	int werr;
+	bool plt_hid;             /* --no-plt folded the current event's line away */
 	int spacing;
 	bool show_cpu;
 	bool time_filter;
@@ -683,6 +684,13 @@ static void plt_line(struct prec_fmt_ctx *f, struct thr *t, const struct prec_lo
 	uint32_t depth = t->plt_depth;
 
 	t->plt_depth = 0;
+	if (f->o.tap && f->o.tap->plt_call) {
+		int err = f->o.tap->plt_call(f->o.tap->arg, &t->plt_ev, addr, (int)depth);
+
+		if (err && !f->werr)
+			f->werr = err;
+		return;
+	}
 	if (!hidden_obj(f, loc))
 		print_call_line(f, &t->plt_ev, "call", depth, &t->plt_from, loc, addr, -1);
 }
@@ -958,8 +966,10 @@ static void on_branch(struct prec_fmt_ctx *f, struct thr *t, struct sstats *ss,
 	struct prec_loc floc, tloc;
 	bool vis;
 
+	/* --no-plt for a tap that takes the folded calls (JSON) */
+	bool plt_tap = f->o.no_plt && f->o.fmt == PREC_FMT_TAP && f->o.tap && f->o.tap->plt_call;
 	/* Symbols only where they are printed or filtered on. */
-	bool need = call_fmt(f) || f->o.fmt == PREC_FMT_BRANCHES || f->o.symbol;
+	bool need = call_fmt(f) || f->o.fmt == PREC_FMT_BRANCHES || f->o.symbol || plt_tap;
 
 	if (need)
 		resolve(f, ev->pid, ctx_time(f, ev->time), from, &floc);
@@ -984,14 +994,16 @@ static void on_branch(struct prec_fmt_ctx *f, struct thr *t, struct sstats *ss,
 			ss->syscalls += k == PREC_BR_SYSCALL;
 			ss->interrupts += k == PREC_BR_INTERRUPT;
 		}
-		if (vis && call_fmt(f) && line_shown(f, t, t->n)) {
+		f->plt_hid = t->plt_depth && t->n > t->plt_depth;
+		if (vis && (call_fmt(f) || plt_tap) && line_shown(f, t, t->n)) {
 			if (f->o.no_plt && k == PREC_BR_CALL && tloc.sym &&
 			    prec_plt_stub(tloc.sym->name)) {
+				f->plt_hid = true;
 				t->plt_depth = t->n;
 				t->plt_ev = *ev;
 				t->plt_from = floc;
 				t->plt_stub = tloc;
-			} else if (!hidden_obj(f, &tloc)) {
+			} else if (call_fmt(f) && !hidden_obj(f, &tloc)) {
 				print_call_line(f, ev, k == PREC_BR_CALL ? "call" :
 					prec_br_kind_name(k), t->n, &floc, &tloc, to, -1);
 			}
@@ -1001,6 +1013,7 @@ static void on_branch(struct prec_fmt_ctx *f, struct thr *t, struct sstats *ss,
 
 		stk_pop_to(t, to);
 		plt_popped(f, t);
+		f->plt_hid = t->plt_depth && t->n + 1 > t->plt_depth;
 		if (was) {
 			ss->rets += k == PREC_BR_RETURN;
 			if (f->o.fmt == PREC_FMT_CALL_RET_TRACE &&
@@ -1023,6 +1036,7 @@ static void on_branch(struct prec_fmt_ctx *f, struct thr *t, struct sstats *ss,
 		if (t->plt_depth && t->n == t->plt_depth && to && k != PREC_BR_SYSCALL)
 			plt_jump(f, t, ev);
 		vis = visible(f, t, ev);
+		f->plt_hid = t->plt_depth && t->n + 1 > t->plt_depth;
 		ss->syscalls += vis && k == PREC_BR_SYSCALL;
 		/*
 		 * A system call that leaves the traced code (user-only tracing):
@@ -1173,6 +1187,7 @@ int prec_fmt_event(struct prec_fmt_ctx *f, size_t si, const struct prec_tev *ev)
 
 	if (!t)
 		return -ENOMEM;
+	f->plt_hid = false;
 	check_exec(f, t, ev);
 	if (f->o.fmt == PREC_FMT_EVENTS) {
 		if (in_filter(f, ev))
@@ -1542,6 +1557,7 @@ static int tap_event(struct prec_fmt_ctx *f, size_t si, const struct prec_tev *e
 			       f->trig_last : -1;
 	info.depth = (int)t->n;
 	info.restart = t->restarted;
+	info.plt_hidden = f->plt_hid;
 	t->restarted = false;
 	return f->o.tap->event(f->o.tap->arg, si, ev, &info);
 }

@@ -64,6 +64,9 @@ struct prec_tap_info {
 	int trigger;
 	int depth;
 	bool restart;             /* the thread's stack restarted here (an exec) */
+	bool plt_hidden;          /* --no-plt: the line is folded away (a call
+				     through a PLT stub, held for its target,
+				     or a line of the lazy-binding path) */
 };
 
 struct prec_tap {
@@ -73,6 +76,13 @@ struct prec_tap {
 	/* Each pause/resume trigger sample that passes the filters; may be NULL. */
 	int (*trigger)(void *arg, const struct prec_sb *sb);
 	void *arg;
+	/*
+	 * --no-plt: the call @call through a PLT stub reached @to, the
+	 * function the stub serves (or the stub itself when its frame ended
+	 * first), at call depth @depth; comes before the event that showed it.
+	 * May be NULL.
+	 */
+	int (*plt_call)(void *arg, const struct prec_tev *call, uint64_t to, int depth);
 };
 
 struct prec_output_opts {

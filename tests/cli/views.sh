@@ -438,7 +438,24 @@ echo "$out" >calls.hd.json
 t_eq "--call-trace --format=json --hide-dso libc: the text view's lines with --hide-dso libc" \
 	"$(ct_lines calls.hd)" "$(jct_lines calls.hd.json)"
 t_nomatch "--call-trace --format=json --hide-dso libc: no call into libc" '"to_object":"[^"]*libc\.so' "$(cat calls.hd.json)"
-t_run "--no-plt with --call-trace --format=json: usage error (not yet)" 2 "$PTDUMP" --call-trace --no-plt --format=json calls.data
+t_run "--call-trace --no-plt --format=json" 0 "$PTDUMP" --call-trace --no-plt --format=json calls.data
+echo "$out" >calls.np.json
+t_eq "--call-trace --no-plt --format=json: the text view's lines with --no-plt ($(wc -l <calls.np))" \
+	"$(ct_lines calls.np)" "$(jct_lines calls.np.json)"
+t_nomatch "--call-trace --no-plt --format=json: no call to a PLT stub of the program" \
+	'"to_name":"[^"]*@plt","to_object":"[^"]*/calls"' "$(cat calls.np.json)"
+"$PTDUMP" --call-ret-trace --no-plt --hide-dso 'libc\.so' --max-depth 6 calls.data >calls.np3
+t_run "--call-ret-trace --no-plt --hide-dso libc --max-depth 6 --format=json" 0 \
+	"$PTDUMP" --call-ret-trace --no-plt --hide-dso 'libc\.so' --max-depth 6 --format=json calls.data
+t_eq "--call-ret-trace with all three as JSON: one object per text line, same kinds and depths" \
+	"$(awk -F'\t' 'index($0, "\t") { split($1, f, ":   "); split(f[2], k, " "); r = $2; match(r, /^ */); print k[1] "\t" RLENGTH / 4 }' calls.np3 |
+		sed 's/^tr\t/trace\t/')" \
+	"$(echo "$out" | python3 -c 'import json, sys
+names = {"call": "call", "return": "return", "trace_begin": "trace", "trace_end": "trace", "syscall": "syscall", "sysret": "sysret"}
+for l in sys.stdin.read().splitlines()[1:]:
+    o = json.loads(l)
+    if o["type"] in names:
+        print(names[o["type"]] + "\t" + str(o["depth"]))')"
 
 # --symbol with JSON and --durations: the text view's lines
 "$PTDUMP" --call-trace --symbol sw calls.data >calls.sym
@@ -453,6 +470,27 @@ t_run "--call-trace --durations --symbol sw" 0 "$PTDUMP" --call-trace --duration
 t_eq "--durations --symbol sw: the calls of --call-trace --symbol sw" \
 	"$(ct_lines calls.sym | grep -v '\[syscall\]$')" \
 	"$(echo "$out" | awk -F'[|]' '{ n = split($1, f, " "); r = substr($2, 2); if (r ~ /^ *} /) next; sub(/\(\)( \{|;)$/, "", r); print f[2] "\t" r }')"
+# A call trace's lines as --durations has them: a frame past 40 levels
+# ("[+N] name" at 40) at its full depth, no [syscall] lines.
+ct_full() {
+	awk -F'\t' 'index($0, "\t") { n = split($1, f, " "); r = $2; sub(/ +$/, "", r)
+		if (match(r, /\[\+[0-9]+\] /)) r = substr(r, 1, RSTART - 1) sprintf("%*s", 4 * substr(r, RSTART + 2, RLENGTH - 4), "") substr(r, RSTART + RLENGTH)
+		if (r !~ /\[syscall\]$/) print f[2] "\t" r }' "$1"
+}
+dur_lines() {
+	awk -F'[|]' '{ n = split($1, f, " "); r = substr($2, 2); if (r ~ /^ *} /) next; sub(/\(\)( \{|;)$/, "", r); print f[2] "\t" r }'
+}
+for opts in "--no-plt" "--hide-dso libc\.so" "--no-plt --hide-dso libc\.so --max-depth 6"; do
+	# shellcheck disable=SC2086
+	"$PTDUMP" --call-trace $opts calls.data >calls.o.ct
+	# shellcheck disable=SC2086
+	t_run "--call-trace --durations $opts" 0 "$PTDUMP" --call-trace --durations $opts calls.data
+	t_eq "--durations $opts: the calls of --call-trace $opts ($(grep -c . calls.o.ct))" \
+		"$(ct_full calls.o.ct | sort -s -n -k1,1)" "$(echo "$out" | dur_lines | sort -s -n -k1,1)"
+done
+t_nomatch "--durations --no-plt: qsort@plt is no line (its call is qsort's)" ' qsort@plt' \
+	"$("$PTDUMP" --call-trace --durations --no-plt calls.data)"
+t_match "--durations: qsort@plt is a line without --no-plt" ' qsort@plt' "$(cat calls.dur)"
 t_run "--symbol nosuch --format=json: exit 1" 1 "$PTDUMP" --call-trace --symbol nosuch_fn --format=json calls.data
 
 # ---- exit statuses and bad options ----
