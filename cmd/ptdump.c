@@ -1040,6 +1040,7 @@ static int decode(struct prec_session *s, struct args *a)
 {
 	struct prec_import_report rep;
 	struct prec_diag d = { 0 };
+	size_t nwarn;
 	int err;
 
 	if (a->io.kind == PREC_INPUT_RAWPT && a->view->header_only)
@@ -1059,6 +1060,7 @@ static int decode(struct prec_session *s, struct args *a)
 	}
 	if (!a->quiet && !a->view->header_only)
 		print_messages(s, &rep);
+	nwarn = prec_session_nr_warnings(s);
 	/*
 	 * The progress line: on a terminal (standard error one, standard
 	 * output not the same: the output would scroll through it), not with
@@ -1072,6 +1074,9 @@ static int decode(struct prec_session *s, struct args *a)
 	}
 	err = a->view->run(s, &rep, a);
 	progress_end(&a->prog);
+	/* What the decode found on its way (symbols loaded as they were needed) */
+	for (; !a->quiet && nwarn < prec_session_nr_warnings(s); nwarn++)
+		cli_warn("%s", prec_session_warning(s, nwarn));
 	prec_import_report_fini(&rep);
 	if (err > 0)
 		return err;

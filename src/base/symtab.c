@@ -875,9 +875,11 @@ int prec_symtab_from_elf_debug(const char *path, const char *debug_root,
 		err = -ENOMEM;
 		goto out;
 	}
+	errno = 0;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf) {
-		err = -PREC_E_FORMAT;
+		/* libelf maps the file, or reads it into memory: either can fail for want of it */
+		err = errno == ENOMEM ? -ENOMEM : -PREC_E_FORMAT;
 		goto out;
 	}
 	err = load_elf(elf, st, debug_root ? &w : NULL);

@@ -227,6 +227,11 @@ static void dso_open_disk(struct prec_images *im, struct prec_dso *d)
 				munmap(m, (size_t)sb.st_size);
 			}
 		}
+		/* Say it: otherwise its functions silently show as object+offset. */
+		if (!d->disk)
+			prec_session_warn(im->s, "cannot map %s (%s): no symbols for it; its code "
+					  "is named by object and offset", path,
+					  strerror(m == MAP_FAILED ? errno : ENOMEM));
 	}
 	close(fd);
 }
@@ -309,14 +314,19 @@ static struct prec_symtab *dso_symtab(struct prec_images *im, struct prec_dso *d
 	 */
 	dso_open_disk(im, d);
 	if (d->disk) {
-		prec_symtab_from_elf_debug(d->disk_path, prec_session_symfs(im->s), &d->st);
+		int err = prec_symtab_from_elf_debug(d->disk_path, prec_session_symfs(im->s),
+						     &d->st);
+
+		/* Say it: otherwise its functions silently show as object+offset. */
+		if (err)
+			prec_session_warn(im->s, "no symbols for %s: %s; its code is named by "
+					  "object and offset", d->disk_path, prec_strerror(err));
 		return d->st;
 	}
-	if (d->mismatch && d->src == SRC_EMBEDDED)
-		prec_session_warn(im->s,
-				  "no symbols for %s: the file has build id %s, the recording %s",
-				  d->path, d->have_bid, d->want_bid);
-	/* An embedded image holding the whole ELF (the vdso) has its own symbols. */
+	/*
+	 * An embedded image holding the whole ELF (the vdso, and files ptrec
+	 * embeds whole so that their symbols travel) has its own symbols.
+	 */
 	for (i = 0; i < d->nr_imgs; i++) {
 		const struct prec_image_desc *img = prec_session_image(im->s, d->imgs[i]);
 
@@ -325,6 +335,10 @@ static struct prec_symtab *dso_symtab(struct prec_images *im, struct prec_dso *d
 		    !prec_symtab_from_elf_mem(img->bytes, img->size, &d->st))
 			break;
 	}
+	if (!d->st && d->mismatch && d->src == SRC_EMBEDDED)
+		prec_session_warn(im->s,
+				  "no symbols for %s: the file has build id %s, the recording %s",
+				  d->path, d->have_bid, d->want_bid);
 	return d->st;
 }
 

@@ -91,6 +91,31 @@ else
 	t_eq "big: whole streams do not fit the limit (the limit bites)" 1 "$(cat whole.rc)"
 fi
 
+# 2b. Under a tighter limit libc cannot be mapped for its symbols: its code
+#     is named by object and offset, and ptdump says so on standard error
+#     (the symbols load as the decode needs them, after the first messages).
+if [ "${SANITIZE:-}" = 1 ]; then
+	t_skip "tight limit: bare names are explained" "no address-space limit in a sanitizer build"
+else
+	"$PTDUMP" --call-trace calls.data >tfree.out 2>/dev/null
+	bare=
+	for l in 36000 33000 31000 30000 29000 28000 27000 26000 25000 24000; do
+		(ulimit -v $l; "$PTDUMP" --call-trace calls.data >tl.out 2>tl.err; echo $? >tl.rc)
+		[ "$(cat tl.rc)" = 0 ] || continue
+		if grep -q 'libc\.so\.6+0x' tl.out && ! grep -q 'libc\.so\.6+0x' tfree.out; then
+			bare=$l
+			break
+		fi
+	done
+	if [ -z "$bare" ]; then
+		t_skip "tight limit: bare names are explained" "no limit tried left libc unnamed with the decode going on"
+	else
+		t_match "ulimit -v $bare: libc's code by object and offset, and a warning that says why" \
+			'warning: (cannot map|no symbols for) [^ ]*libc\.so\.6' "$(cat tl.err)"
+		t_eq "ulimit -v $bare: the same calls, only names differ" "$(wc -l <tfree.out)" "$(wc -l <tl.out)"
+	fi
+fi
+
 # 3. FILE - : a pipe, a redirected file, a perf.data export on a pipe.
 "$PTDUMP" --call-trace calls.data >file.out 2>&1
 cat calls.data | "$PTDUMP" --call-trace - >pipe.out 2>&1
