@@ -505,12 +505,14 @@ int prec_view_info(const struct prec_import_report *rep, const struct prec_impor
 	struct prec_buf b = { 0 };
 	enum prec_input_kind kind = rep->importer ? rep->importer->kind : PREC_INPUT_AUTO;
 
-	if (json && kind != PREC_INPUT_PTREC)
+	if (json && kind != PREC_INPUT_PTREC && kind != PREC_INPUT_PERFDATA)
 		return -EOPNOTSUPP;
 	switch (kind) {
 	case PREC_INPUT_PTREC:
 		return prec_view_ptrec_info(rep->reader, o->path, verbose, json, out);
 	case PREC_INPUT_PERFDATA:
+		if (json)
+			return prec_perfdata_describe_json(o->path, &o->perfdata, out, d);
 		return put_buf(&b, out, prec_perfdata_describe(o->path, &o->perfdata, &b, d));
 	case PREC_INPUT_SNAPSHOT:
 		prec_view_snapshot_info(&rep->snapshot, o->path, out);

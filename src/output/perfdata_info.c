@@ -10,6 +10,7 @@
 #include "base/perf_format.h"
 #include "base/util.h"
 #include "output/perfdata_info.h"
+#include "output/report.h"
 
 static void sample_type_str(struct prec_buf *b, uint64_t st)
 {
@@ -243,6 +244,201 @@ int prec_perfdata_describe(const char *path, const struct prec_perfdata_opts *o,
 	if (err)
 		return err;
 	describe(h, strcmp(path, "-") ? path : "standard input", out);
+	prec_perfdata_header_free(h);
+	return 0;
+}
+
+/* ---- --info --format=json (the "info" view of ptdump(1) JSON OUTPUT) ---- */
+
+/* ,"KEY":"STRING" or ,"KEY":null */
+static void jstr_field(FILE *out, const char *key, const char *v)
+{
+	fprintf(out, ",\"%s\":", key);
+	if (v)
+		prec_json_str(out, v);
+	else
+		fputs("null", out);
+}
+
+static void json_header(const struct prec_perfdata_header *pd, const char *path, FILE *out)
+{
+	const struct prec_perfdata_report *rep = &pd->rep;
+	unsigned bit;
+	size_t i;
+	bool first = true;
+
+	fputs("{\"type\":\"file\",\"path\":", out);
+	prec_json_str(out, path);
+	fprintf(out, ",\"format\":\"perf.data\",\"version\":2,\"emulated\":false}\n");
+	fprintf(out, "{\"type\":\"perf_header\",\"form\":\"%s\",\"size\":%" PRIu64,
+		rep->format == PREC_PERFDATA_PIPE ? "pipe" : "file", rep->input_size);
+	if (rep->format == PREC_PERFDATA_PIPE)
+		fputs(",\"data_offset\":null,\"data_size\":null,\"attr_size\":null", out);
+	else
+		fprintf(out, ",\"data_offset\":%" PRIu64 ",\"data_size\":%" PRIu64
+			",\"attr_size\":%" PRIu64, rep->data_offset, rep->data_size,
+			(uint64_t)pd->attr_size);
+	fprintf(out, ",\"data_files\":%zu", pd->nr_parts);
+	jstr_field(out, "hostname", pd->hostname);
+	jstr_field(out, "os_release", pd->osrelease);
+	jstr_field(out, "perf_version", pd->version);
+	jstr_field(out, "arch", pd->arch);
+	jstr_field(out, "cpu", pd->cpudesc);
+	jstr_field(out, "cpuid", pd->cpuid);
+	fprintf(out, ",\"cpus_online\":%u,\"cpus_available\":%u,\"memory_kb\":%" PRIu64,
+		pd->cpus_online, pd->cpus_avail, pd->total_mem);
+	fputs(",\"command\":", out);
+	if (pd->cmdline) {
+		fputs("[", out);
+		for (i = 0; i < pd->cmdline_n; i++) {
+			fputs(i ? "," : "", out);
+			prec_json_str(out, pd->cmdline[i]);
+		}
+		fputs("]", out);
+	} else {
+		fputs("null", out);
+	}
+	if (pd->have_comp)
+		fprintf(out, ",\"compression\":{\"method\":\"%s\",\"level\":%u,\"ratio\":%u,"
+			"\"mmap_len\":%u}", pd->comp_type == 1 ? "zstd" : "unknown",
+			pd->comp_level, pd->comp_ratio, pd->comp_mmap_len);
+	else
+		fputs(",\"compression\":null", out);
+	if (pd->have_stime)
+		fprintf(out, ",\"first_sample_ns\":%" PRIu64 ",\"last_sample_ns\":%" PRIu64,
+			pd->stime_first, pd->stime_last);
+	else
+		fputs(",\"first_sample_ns\":null,\"last_sample_ns\":null", out);
+	fputs(",\"features\":[", out);
+	for (bit = 1; bit < PERF_HEADER_FEAT_BITS; bit++) {
+		char n[24];
+
+		if (!(rep->feat_bits[bit / 64] & (1ull << (bit % 64))))
+			continue;
+		snprintf(n, sizeof(n), "feature%u", bit);
+		fputs(first ? "" : ",", out);
+		prec_json_str(out, prec_perfdata_feature_name(bit) ? prec_perfdata_feature_name(bit) : n);
+		first = false;
+	}
+	fputs("]}\n", out);
+}
+
+static void json_events(const struct prec_perfdata_header *pd, FILE *out)
+{
+	struct prec_buf st = { 0 };
+	char h[2 * PREC_BUILD_ID_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < pd->nr_ev; i++) {
+		const struct prec_perfdata_event_info *e = &pd->ev[i];
+
+		st.len = 0;
+		sample_type_str(&st, e->attr.sample_type);
+		fprintf(out, "{\"type\":\"perf_event\",\"index\":%zu,\"name\":", i);
+		prec_json_str(out, e->name);
+		fprintf(out, ",\"pmu_type\":%u,\"config\":\"%#" PRIx64 "\",\"sample_type\":",
+			e->attr.type, (uint64_t)e->attr.config);
+		prec_json_str(out, st.data ? st.data : "0");
+		fprintf(out, ",\"ids\":%zu,\"aux_action\":", e->nr_ids);
+		if (e->attr.aux_action)
+			prec_json_str(out, prec_aux_action_str(e->attr.aux_action));
+		else
+			fputs("null", out);
+		fprintf(out, ",\"tracer\":%s}\n", e->tracer ? "true" : "false");
+	}
+	prec_buf_free(&st);
+	for (i = 0; i < pd->nr_bids; i++) {
+		prec_hex(h, pd->bids[i].id, pd->bids[i].size);
+		fprintf(out, "{\"type\":\"build_id\",\"build_id\":\"%s\",\"path\":", h);
+		prec_json_str(out, pd->bids[i].path);
+		fputs("}\n", out);
+	}
+}
+
+static void json_auxtrace(const struct prec_perfdata_header *pd, FILE *out)
+{
+	static const char *const pt_names[] = {
+		"pmu_type", "time_shift", "time_mult", "time_zero", "cap_user_time_zero",
+		"tsc_bit", "noretcomp_bit", "have_sched_switch", "snapshot_mode",
+		"per_cpu_mmaps", "mtc_bit", "mtc_freq_bits", "tsc_ctc_n", "tsc_ctc_d",
+		"cyc_bit", "max_nonturbo_ratio", "filter_str_len",
+	};
+	size_t i;
+
+	if (!pd->have_info)
+		return;
+	fprintf(out, "{\"type\":\"auxtrace\",\"kind\":\"%s\",\"values\":[",
+		pd->aux_type == PERF_AUXTRACE_INTEL_PT ? "intel_pt" :
+		pd->aux_type == PERF_AUXTRACE_CS_ETM ? "cs_etm" : "other");
+	for (i = 0; i < pd->npriv; i++)
+		fprintf(out, "%s%" PRIu64, i ? "," : "", pd->priv[i]);
+	fputs("],\"names\":{", out);
+	for (i = 0; pd->aux_type == PERF_AUXTRACE_INTEL_PT && i < pd->npriv &&
+		    i < PREC_ARRAY_SIZE(pt_names); i++)
+		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "", pt_names[i], pd->priv[i]);
+	fputs("},\"trace_units\":[", out);
+	for (i = 0; pd->aux_type == PERF_AUXTRACE_CS_ETM && i < pd->nr_etm; i++)
+		fprintf(out, "%s{\"cpu\":%d,\"kind\":\"%s\",\"parameters\":%u}", i ? "," : "",
+			pd->etm[i].cpu,
+			pd->etm[i].magic == CS_ETMV3_MAGIC ? "etmv3" :
+			pd->etm[i].magic == CS_ETMV4_MAGIC ? "etmv4" : "ete",
+			pd->etm[i].nparams);
+	fputs("]}\n", out);
+}
+
+static void json_records(const struct prec_perfdata_header *pd, FILE *out)
+{
+	const struct prec_perfdata_report *rep = &pd->rep;
+	uint64_t total = rep->nr_other_type;
+	bool first = true;
+	size_t i, k;
+
+	fputs("{\"type\":\"records\",\"counts\":{", out);
+	for (k = 0; k < PREC_PERFDATA_NR_TYPES; k++) {
+		const char *n = prec_perfdata_record_name((uint32_t)k);
+
+		if (!rep->nr_records[k])
+			continue;
+		total += rep->nr_records[k];
+		if (n)
+			fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", n, rep->nr_records[k]);
+		else
+			fprintf(out, "%s\"type %zu\":%" PRIu64, first ? "" : ",", k,
+				rep->nr_records[k]);
+		first = false;
+	}
+	if (rep->nr_other_type)
+		fprintf(out, "%s\"other\":%" PRIu64, first ? "" : ",", rep->nr_other_type);
+	fprintf(out, "},\"total\":%" PRIu64 ",\"trace_bytes\":%" PRIu64
+		",\"auxtrace_records\":%" PRIu64 ",\"decompressed_bytes\":%" PRIu64 "}\n",
+		total, rep->aux_bytes, pd->nr_aux_records, rep->decompressed_bytes);
+	if (pd->have_tc)
+		fprintf(out, "{\"type\":\"time_conv\",\"time_shift\":%" PRIu64 ",\"time_mult\":%"
+			PRIu64 ",\"time_zero\":%" PRIu64 "}\n", pd->tc_shift, pd->tc_mult,
+			pd->tc_zero);
+	for (i = 0; i < prec_notes_kept(&rep->notes); i++) {
+		fputs("{\"type\":\"note\",\"text\":", out);
+		prec_json_str(out, rep->notes.text[i]);
+		fputs("}\n", out);
+	}
+}
+
+int prec_perfdata_describe_json(const char *path, const struct prec_perfdata_opts *o,
+				FILE *out, struct prec_diag *d)
+{
+	struct prec_perfdata_header *h;
+	int err;
+
+	if (!path)
+		return -EINVAL;
+	err = prec_perfdata_read_header(path, o, &h, d);
+	if (err)
+		return err;
+	prec_json_header(out, "info");
+	json_header(h, strcmp(path, "-") ? path : "standard input", out);
+	json_events(h, out);
+	json_auxtrace(h, out);
+	json_records(h, out);
 	prec_perfdata_header_free(h);
 	return 0;
 }

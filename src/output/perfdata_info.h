@@ -20,6 +20,9 @@ int prec_perfdata_describe(const char *path, const struct prec_perfdata_opts *o,
 			   struct prec_buf *out, struct prec_diag *d);
 int prec_perfdata_describe_buf(const void *buf, size_t len, const struct prec_perfdata_opts *o,
 			       struct prec_buf *out, struct prec_diag *d);
+/* The same as JSON lines on @out: the "info" view of ptdump(1), JSON OUTPUT. */
+int prec_perfdata_describe_json(const char *path, const struct prec_perfdata_opts *o,
+				FILE *out, struct prec_diag *d);
 
 /*
  * ptdump --stats, file part, for a session loaded from perf.data: appends

@@ -237,6 +237,8 @@ done
 "$PTDUMP" --diff calls.data calls3.data --format=json >calls.diff.json
 "$PTDUMP" --report=caller --by-thread --format=json calls.data >calls.rcaller.json
 "$PTDUMP" --info --format=json cut.data >calls.cut-info.json
+"$PTDUMP" -q --to-perf-data calls.perf calls.data
+"$PTDUMP" --info --format=json calls.perf >calls.perf-info.json
 if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
 	t_run "--format=json: every line of every view is valid (JSON Schema)" 0 /usr/bin/python3 -c '
 import json, sys
@@ -346,9 +348,27 @@ t_match "--info --format=json (win): the three events with their aux-actions" \
 t_eq "--info --format=json of a file cut short: the text view's state, cut_short true" \
 	"$(info_text cut.info | grep ^status) True False" \
 	"$(info_json calls.cut-info.json | grep ^status) $(jfield calls.cut-info.json status cut_short complete | tr '\t' ' ')"
-"$PTDUMP" -q --to-perf-data calls.perf calls.data
-t_run "--info --format=json of perf.data: exit 1, said why" 1 "$PTDUMP" --info --format=json calls.perf
-t_match "--info --format=json of perf.data: names the input kind" 'ptrec trace files only' "$err"
+# perf.data: the text view's events, build ids, record counts and trace bytes
+"$PTDUMP" --info calls.perf >calls.perf-info
+t_eq "--info --format=json of perf.data: the text view's events" \
+	"$(awk '/^events:/ { e = 1; next } e && /^  \[/ { print $2 } e && !/^  / { e = 0 }' calls.perf-info)" \
+	"$(jfield calls.perf-info.json perf_event name)"
+t_eq "--info --format=json of perf.data: the text view's build ids" \
+	"$(awk '/^build ids:/ { b = 1; next } b && /^  / { print $1 "\t" $2; next } { b = 0 }' calls.perf-info)" \
+	"$(jfield calls.perf-info.json build_id build_id path)"
+t_eq "--info --format=json of perf.data: the text view's record counts" \
+	"$(awk '/^records:/ { r = 1; next } r && /^  / { print $1 "\t" $2; next } { r = 0 }' calls.perf-info | sort)" \
+	"$(python3 -c 'import json, sys
+for l in open(sys.argv[1]).read().splitlines()[1:]:
+    o = json.loads(l)
+    if o["type"] == "records":
+        for k, v in o["counts"].items(): print("%s\t%d" % (k, v))
+        print("total\t%d" % o["total"])' calls.perf-info.json | sort)"
+t_eq "--info --format=json of perf.data: the trace bytes the text view counts" \
+	"$(sed -n 's/^trace: *\([0-9]*\) bytes in \([0-9]*\) AUXTRACE records/\1 \2/p' calls.perf-info)" \
+	"$(jfield calls.perf-info.json records trace_bytes auxtrace_records | tr '\t' ' ')"
+t_eq "--info --format=json of perf.data: on a pipe, the same but the path" \
+	"$(tail -n +3 calls.perf-info.json)" "$(cat calls.perf | "$PTDUMP" --info --format=json - | tail -n +3)"
 
 # ---- --call-trace --durations, --max-depth ----
 
