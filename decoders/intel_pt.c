@@ -65,6 +65,11 @@ struct icache_ent {
 };
 
 struct ipt {
+	/*
+	 * The CBR, CR3 and VMCS base last reported (+1: 0 = none yet). A PSB+
+	 * restates them (status updates): reported only when they differ.
+	 */
+	uint64_t seen_cbr, seen_cr3, seen_vmcs;
 	struct prec_session *s;
 	const struct prec_stream *st;
 	struct prec_decoder_opts opts;
@@ -825,6 +830,18 @@ static void push_hw(struct ipt *d, int kind, uint64_t ip, uint64_t val, uint32_t
  * events (MWAIT, PWRE, PWRX, EXSTOP), CBR, a CR3 (PIP) or VMCS change. They
  * are named in --events; the instruction flow goes on unchanged.
  */
+/*
+ * Whether a value a packet gives is only restated: a status update (in a
+ * PSB+) of the value last reported. Records @v as the last value.
+ */
+static bool restated(uint64_t *seen, uint64_t v, bool status)
+{
+	bool same = *seen == v + 1;
+
+	*seen = v + 1;
+	return status && same;
+}
+
 static void hw_event(struct ipt *d, const struct pt_event *ev)
 {
 	uint64_t ip = 0;
@@ -854,29 +871,31 @@ static void hw_event(struct ipt *d, const struct pt_event *ev)
 		push_hw(d, PREC_HW_EXSTOP, ev->ip_suppressed ? 0 : ev->variant.exstop.ip, 0, 0, 0);
 		break;
 	case ptev_cbr:
-		if (!ev->status_update)
-			push_hw(d, PREC_HW_CBR, 0, 0, ev->variant.cbr.ratio, 0);
+		if (restated(&d->seen_cbr, ev->variant.cbr.ratio, ev->status_update))
+			break;
+		push_hw(d, PREC_HW_CBR, 0, 0, ev->variant.cbr.ratio, 0);
 		break;
 	case ptev_paging:
-	case ptev_async_paging:
-		if (ev->status_update)
+	case ptev_async_paging: {
+		bool async = ev->type == ptev_async_paging;
+		uint64_t cr3 = async ? ev->variant.async_paging.cr3 : ev->variant.paging.cr3;
+
+		if (restated(&d->seen_cr3, cr3, ev->status_update))
 			break;
-		if (ev->type == ptev_async_paging)
-			push_hw(d, PREC_HW_PAGING, ev->variant.async_paging.ip,
-				ev->variant.async_paging.cr3, ev->variant.async_paging.non_root, 0);
-		else
-			push_hw(d, PREC_HW_PAGING, 0, ev->variant.paging.cr3,
-				ev->variant.paging.non_root, 0);
+		push_hw(d, PREC_HW_PAGING, async ? ev->variant.async_paging.ip : 0, cr3,
+			async ? ev->variant.async_paging.non_root : ev->variant.paging.non_root, 0);
 		break;
+	}
 	case ptev_vmcs:
-	case ptev_async_vmcs:
-		if (!ev->status_update)
-			push_hw(d, PREC_HW_VMCS,
-				ev->type == ptev_async_vmcs ? ev->variant.async_vmcs.ip : 0,
-				ev->type == ptev_async_vmcs ? ev->variant.async_vmcs.base :
-							      ev->variant.vmcs.base,
-				0, 0);
+	case ptev_async_vmcs: {
+		bool async = ev->type == ptev_async_vmcs;
+		uint64_t base = async ? ev->variant.async_vmcs.base : ev->variant.vmcs.base;
+
+		if (restated(&d->seen_vmcs, base, ev->status_update))
+			break;
+		push_hw(d, PREC_HW_VMCS, async ? ev->variant.async_vmcs.ip : 0, base, 0, 0);
 		break;
+	}
 	default:
 		break;
 	}

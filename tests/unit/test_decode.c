@@ -2320,7 +2320,7 @@ static void enc_pkt_of(struct enc *x, enum pt_packet_type t, const struct pt_pac
 
 enum hw_case {
 	HC_PLAIN, HC_PTWRITE, HC_POWER, HC_CBR, HC_PIP, HC_VMCS, HC_TSX, HC_CYC,
-	HC_OVF_FUP, HC_OVF_PGE, HC_OVF_END, HC_OVF_PSB, HC_TSX_ABORT,
+	HC_OVF_FUP, HC_OVF_PGE, HC_OVF_END, HC_OVF_PSB, HC_TSX_ABORT, HC_PSB_STATUS,
 };
 
 /*
@@ -2414,6 +2414,35 @@ static void hw_stream(struct enc *x, const struct prog *p, enum hw_case c)
 	case HC_OVF_END:
 		enc_simple(x, ppt_ovf);
 		return;
+	case HC_PSB_STATUS:
+		/*
+		 * A PSB+ in mid-flow with the state a processor repeats there,
+		 * twice: the second restates the first.
+		 */
+		for (int i = 0; i < 2; i++) {
+			enc_simple(x, ppt_psb);
+			enc_tsc(x, 0x123456 + (uint64_t)i);
+			memset(&pk, 0, sizeof(pk));
+			pk.payload.tma.ctc = 0x12;
+			pk.payload.tma.fc = 0x34;
+			enc_pkt_of(x, ppt_tma, &pk);
+			memset(&pk, 0, sizeof(pk));
+			pk.payload.cbr.ratio = 0x20;
+			enc_pkt_of(x, ppt_cbr, &pk);
+			memset(&pk, 0, sizeof(pk));
+			pk.payload.vmcs.base = 0xabcd000;
+			enc_pkt_of(x, ppt_vmcs, &pk);
+			memset(&pk, 0, sizeof(pk));
+			pk.payload.pip.cr3 = 0x12345000;
+			enc_pkt_of(x, ppt_pip, &pk);
+			enc_mode64(x);
+			memset(&pk, 0, sizeof(pk));
+			pk.payload.mode.leaf = pt_mol_tsx;
+			enc_pkt_of(x, ppt_mode, &pk);
+			enc_ip(x, ppt_fup, sym(p, "mid"), false);
+			enc_simple(x, ppt_psbend);
+		}
+		break;
 	case HC_OVF_PSB:
 		/* the overflow resolved at a PSB: its PSB+ carries the FUP */
 		enc_simple(x, ppt_ovf);
@@ -2500,7 +2529,7 @@ static void same_hw_flow(const struct hw_flow *a, const struct hw_flow *b)
 static void decode_hw_events(void)
 {
 	static const enum hw_case cs[] = { HC_PTWRITE, HC_POWER, HC_CBR, HC_PIP,
-					   HC_VMCS, HC_TSX, HC_CYC };
+					   HC_VMCS, HC_TSX, HC_CYC, HC_PSB_STATUS };
 	struct hw_flow ref, fl;
 	const struct prec_tev *e;
 	struct prog p;
@@ -2563,6 +2592,21 @@ static void decode_hw_events(void)
 			if ((e = hw_find(&fl, PREC_HW_VMCS)))
 				T_EQ_U64(e->u.hw.val, 0xabcd000);
 			T_CONTAINS(txt, "vmcs base 0xabcd000");
+			break;
+		case HC_PSB_STATUS:
+			/*
+			 * The flow goes on through both; the first PSB+ reveals
+			 * the CBR, CR3 and VMCS base (events), the second only
+			 * restates them (none).
+			 */
+			T_EQ_U64(fl.nhw, 3);
+			if ((e = hw_find(&fl, PREC_HW_CBR)))
+				T_EQ_INT(e->u.hw.a, 0x20);
+			if ((e = hw_find(&fl, PREC_HW_PAGING)))
+				T_EQ_U64(e->u.hw.val, 0x12345000);
+			if ((e = hw_find(&fl, PREC_HW_VMCS)))
+				T_EQ_U64(e->u.hw.val, 0xabcd000);
+			T_CONTAINS(txt, "cbr ratio 32");
 			break;
 		case HC_TSX:
 			T_EQ_U64(fl.nhw, 2);
