@@ -419,7 +419,7 @@ static int run_info(struct prec_session *s, const struct prec_import_report *rep
 	(void)s;
 	err = prec_view_info(rep, &a->io, cli_verbose > 0, a->vo.json, stdout, &d);
 	if (err == -EOPNOTSUPP && a->vo.json) {
-		cli_err("--info --format=json describes ptrec trace files and perf.data; %s is a %s input "
+		cli_err("--info --format=json: no JSON description of %s, a %s input "
 			"(use --info)",
 			a->io.path, rep->importer ? rep->importer->name : "another input");
 		return EXIT_FAIL;

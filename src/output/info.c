@@ -491,6 +491,27 @@ void prec_view_snapshot_info(const struct prec_snapshot_report *rep, const char 
 		fprintf(out, "note:        %s\n", rep->notes.text[k]);
 }
 
+/* The same as JSON lines: file (format snapshot), snapshot, note. */
+static void snapshot_info_json(const struct prec_snapshot_report *rep, const char *dir, FILE *out)
+{
+	unsigned k;
+
+	prec_json_header(out, "info");
+	fputs("{\"type\":\"file\",\"path\":", out);
+	prec_json_str(out, dir);
+	fputs(",\"format\":\"snapshot\",\"version\":0,\"emulated\":false}\n", out);
+	fputs("{\"type\":\"snapshot\",\"description\":", out);
+	prec_json_str(out, rep->description);
+	fprintf(out, ",\"devices\":%u,\"sources\":%u,\"buffers\":%u,\"trace_bytes\":%" PRIu64
+		",\"dumps\":%u,\"dump_bytes\":%" PRIu64 "}\n", rep->nr_devices, rep->nr_sources,
+		rep->nr_buffers, rep->trace_bytes, rep->nr_dumps, rep->dump_bytes);
+	for (k = 0; k < prec_notes_kept(&rep->notes); k++) {
+		fputs("{\"type\":\"note\",\"text\":", out);
+		prec_json_str(out, rep->notes.text[k]);
+		fputs("}\n", out);
+	}
+}
+
 static int put_buf(struct prec_buf *b, FILE *out, int err)
 {
 	if (!err && b->data)
@@ -505,7 +526,8 @@ int prec_view_info(const struct prec_import_report *rep, const struct prec_impor
 	struct prec_buf b = { 0 };
 	enum prec_input_kind kind = rep->importer ? rep->importer->kind : PREC_INPUT_AUTO;
 
-	if (json && kind != PREC_INPUT_PTREC && kind != PREC_INPUT_PERFDATA)
+	if (json && kind != PREC_INPUT_PTREC && kind != PREC_INPUT_PERFDATA &&
+	    kind != PREC_INPUT_SNAPSHOT)
 		return -EOPNOTSUPP;
 	switch (kind) {
 	case PREC_INPUT_PTREC:
@@ -515,7 +537,10 @@ int prec_view_info(const struct prec_import_report *rep, const struct prec_impor
 			return prec_perfdata_describe_json(o->path, &o->perfdata, out, d);
 		return put_buf(&b, out, prec_perfdata_describe(o->path, &o->perfdata, &b, d));
 	case PREC_INPUT_SNAPSHOT:
-		prec_view_snapshot_info(&rep->snapshot, o->path, out);
+		if (json)
+			snapshot_info_json(&rep->snapshot, o->path, out);
+		else
+			prec_view_snapshot_info(&rep->snapshot, o->path, out);
 		return 0;
 	default:
 		return -EOPNOTSUPP;

@@ -6,6 +6,7 @@
 # packets of its run (A-sync, trace info, trace on, address with context,
 # atoms, addresses).
 . "$(dirname "$0")/lib.sh"
+SCHEMA=$(cd "$(dirname "$0")/../.." && pwd)/docs/ptdump-json.schema.json
 
 if ! "$PTDUMP" --help 2>&1 | grep -q -- '--snapshot'; then
 	t_skip "coresight" "ptdump has no --snapshot option in this build"
@@ -65,6 +66,26 @@ t_run "call trace" 0 "$PTDUMP" --snapshot raw --call-ret-trace
 t_eq "call trace: calls and returns" 4 "$(grep -cE ' (call|return) ' <<<"$out")"
 t_run "stats" 0 "$PTDUMP" --snapshot raw --stats
 t_match "stats: 12 instructions" 'instructions: 12$' "$out"
+# --info, as text and as JSON lines (the schema's info view): the same numbers.
+t_run "info" 0 "$PTDUMP" --info --snapshot raw
+info_txt=$out
+t_run "info --format=json" 0 "$PTDUMP" --info --format=json --snapshot raw
+t_eq "info --format=json: the text view's devices, sources, buffers and dumps" \
+	"$(sed -nE 's/^devices: +([0-9]+) device files, ([0-9]+) trace sources.*/\1 \2/p; s/^buffers: +([0-9]+),.*/\1/p; s/^memory: +([0-9]+) dump regions.*/\1/p' <<<"$info_txt" | tr '\n' ' ')" \
+	"$(python3 -c 'import json, sys
+for l in sys.stdin.read().splitlines()[1:]:
+    o = json.loads(l)
+    if o["type"] == "snapshot":
+        print(o["devices"], o["sources"], o["buffers"], o["dumps"], end=" ")' <<<"$out")"
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+	t_run "info --format=json: valid against the schema" 0 /usr/bin/python3 -c 'import json, sys, jsonschema
+defs = json.load(open(sys.argv[1]))["$defs"]
+lines = sys.stdin.read().splitlines()
+assert json.loads(lines[0]) == {"schema": "ptdump/1", "view": "info"}
+v = jsonschema.Draft202012Validator({"$ref": "#/$defs/info", "$defs": defs})
+for l in lines[1:]:
+    v.validate(json.loads(l))' "$SCHEMA" <<<"$out"
+fi
 t_run "insn trace" 0 "$PTDUMP" --snapshot raw --insn-trace
 t_match "insn trace: A64 bl" 'bl[[:space:]]+#?0x400014' "$out"
 t_match "insn trace: A64 ret" '[[:space:]]ret' "$out"
