@@ -52,17 +52,24 @@ norm_calls_noflags() {
 by_tid() { awk -F'|' -v k="$1" '{print $k "|" NR "|" $0}' | sort -t'|' -k1,1n -k2,2n | cut -d'|' -f3-; }
 # Compares two call lists: depth always, names unless a side names a PLT stub.
 # ptdump writes frames deeper than 40 levels at 40 with "[+N] " before the name.
+# Where a thread execs, ptdump's depth restarts at 0 and perf's goes on over
+# the old program's frames: a call ptdump shows at depth 1 where perf shows
+# it deeper sets that thread's offset (an exec restart); the lines after it
+# compare with the offset. The summary counts the restarts; @3 (default 0)
+# is the most allowed (the execs of the recording).
 cmp_calls() {
-	awk -F'|' 'NR == FNR { a[FNR] = $0; na = FNR; next }
+	awk -F'|' -v maxr="${3:-0}" 'NR == FNR { a[FNR] = $0; na = FNR; next }
 	function depth(s,   n, nm, k) { match(s, /^ */); n = RLENGTH; nm = substr(s, n + 1);
 		if (match(nm, /^\[\+[0-9]+\] /)) { k = substr(nm, 3, RLENGTH - 4) + 0; return n / 4 + k }
 		if (nm ~ /^[0-9a-f]+$/ && length(nm) < 16) n -= 16 - length(nm); return n / 4 }
 	function name(s) { sub(/^ */, "", s); sub(/^\[\+[0-9]+\] */, "", s); return s }
-	{ nb = FNR; split(a[FNR], p, "|");
-	  if (p[1] != $1 || p[2] != $2 || p[3] != $3 || depth(p[4]) != depth($4)) { bad++; if (bad <= 5) print "line " FNR ": perf " a[FNR] " / ptdump " $0; next }
+	{ nb = FNR; split(a[FNR], p, "|"); t = $2
+	  if (p[1] == $1 && p[2] == $2 && p[3] == $3 && depth($4) == 1 && depth(p[4]) > 1 + off[t] &&
+	      name(p[4]) == name($4) && restarts < maxr) { off[t] = depth(p[4]) - 1; restarts++ }
+	  if (p[1] != $1 || p[2] != $2 || p[3] != $3 || depth(p[4]) != depth($4) + off[t]) { bad++; if (bad <= 5) print "line " FNR ": perf " a[FNR] " / ptdump " $0; next }
 	  if (name(p[4]) ~ /@plt$/ || name($4) ~ /@plt$/) { plt++; next }
 	  if (name(p[4]) != name($4)) { bad++; if (bad <= 5) print "line " FNR ": perf " a[FNR] " / ptdump " $0; next }
 	  same++ }
 	END { if (na != nb) { print "lengths differ: perf " na ", ptdump " nb; bad++ }
-	      printf "%d calls: %d same, %d PLT calls compared by depth, %d differ\n", nb, same, plt, bad; exit bad != 0 }' "$1" "$2"
+	      printf "%d calls: %d same, %d PLT calls compared by depth, %d exec restarts, %d differ\n", nb, same, plt, restarts, bad; exit bad != 0 }' "$1" "$2"
 }
