@@ -84,7 +84,8 @@ static void usage(FILE *f)
 "filters:\n"
 "      --pid PID, --tid TID, --cpu CPU\n"
 "      --time START,END    perf time in seconds (either side may be empty)\n"
-"      --symbol NAME       only what runs under function NAME (or a glob)\n\n"
+"      --symbol NAME       only what runs under function NAME (or a glob)\n"
+"      --snapshot-index K  only the trace of snapshot K (1, 2, ...: see --info)\n\n"
 "other:\n"
 "      --srcline           add file:line (DWARF) to the instruction trace\n"
 "      --symfs DIR         look up binaries under DIR\n"
@@ -300,6 +301,7 @@ struct args {
 	bool format_given, sort_given, weight_given;
 	bool durations;                  /* --call-trace --durations */
 	int progress;                    /* --progress 1, --no-progress 0, else -1 */
+	uint32_t snap_index;             /* --snapshot-index K; 0: all */
 	struct progress prog;
 };
 
@@ -644,7 +646,7 @@ enum {
 	O_PID = O_VIEW + PREC_ARRAY_SIZE(views), O_TID, O_CPU, O_TIME, O_SYMBOL, O_SRCLINE,
 	O_SYMFS, O_SNAPSHOT, O_PT, O_ELF, O_IMAGE, O_MTC, O_NOM, O_C15A, O_C15B, O_TOPERF,
 	O_TORAW, O_BUILDID, O_FORMAT, O_SORT, O_BYTHREAD, O_WEIGHT, O_MAXEV, O_FAIL, O_HIDE,
-	O_NOPLT, O_DURATIONS, O_MAXDEPTH, O_BUFFER, O_PROGRESS, O_NOPROGRESS,
+	O_NOPLT, O_DURATIONS, O_SNAPIDX, O_MAXDEPTH, O_BUFFER, O_PROGRESS, O_NOPROGRESS,
 };
 
 static const struct option opts[] = {
@@ -673,6 +675,7 @@ static const struct option opts[] = {
 	{ "no-plt", no_argument, NULL, O_NOPLT },
 	{ "durations", no_argument, NULL, O_DURATIONS },
 	{ "max-depth", required_argument, NULL, O_MAXDEPTH },
+	{ "snapshot-index", required_argument, NULL, O_SNAPIDX },
 	{ "pid", required_argument, NULL, O_PID },
 	{ "tid", required_argument, NULL, O_TID },
 	{ "cpu", required_argument, NULL, O_CPU },
@@ -850,6 +853,8 @@ static int parse_view_opt(int c, const char *opt, const char *arg, struct args *
 				       opt, arg);
 	if (c == O_MAXDEPTH)
 		a->oo.max_depth = (int)v;
+	else if (c == O_SNAPIDX)
+		a->snap_index = (uint32_t)v;
 	else
 		a->po.max_slices = (size_t)v;
 	return 0;
@@ -963,6 +968,9 @@ static int check_view_opts(const struct args *a)
 				       "--report, --windows, --diff, --folded and --perfetto");
 	if (a->durations && a->vo.json)
 		return cli_usage_error(NULL, "--durations: not with --format=json");
+	if (a->snap_index && a->view->header_only)
+		return cli_usage_error(NULL, "--snapshot-index is for the views that decode; "
+				       "--info lists the snapshots");
 	if (a->sort_given && strcmp(v, "report") && strcmp(v, "diff"))
 		return cli_usage_error(NULL, "--sort orders --report or --diff");
 	if (a->vo.by_thread && strcmp(v, "report"))
@@ -1035,6 +1043,24 @@ static void print_messages(const struct prec_session *s, const struct prec_impor
 		cli_warn("%s", prec_session_warning(s, i));
 }
 
+/* --snapshot-index K: only what snapshot K copied. Returns 0 or EXIT_FAIL (said why). */
+static int keep_snapshot(struct prec_session *s, const struct args *a)
+{
+	uint32_t n = prec_session_nr_snapshots(s);
+
+	if (!n) {
+		cli_err("--snapshot-index: %s has no snapshots (a recording made with -S/--snapshot "
+			"has; see --info)", a->io.path);
+		return EXIT_FAIL;
+	}
+	if (prec_session_keep_snapshot(s, a->snap_index)) {
+		cli_err("--snapshot-index %u: %s has %u snapshot%s (see --info)", a->snap_index,
+			a->io.path, n, n == 1 ? "" : "s");
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
 /* Reads the input into @s and runs the view. Returns the exit code. */
 static int decode(struct prec_session *s, struct args *a)
 {
@@ -1046,6 +1072,10 @@ static int decode(struct prec_session *s, struct args *a)
 	if (a->io.kind == PREC_INPUT_RAWPT && a->view->header_only)
 		return cli_usage_error(NULL, "--info describes trace files; a raw trace has no metadata");
 	err = prec_import(s, &a->io, &rep, &d);
+	if (!err && a->snap_index && (err = keep_snapshot(s, a))) {
+		prec_import_report_fini(&rep);
+		return err;
+	}
 	if (!err && (err = prepare_streams(s, a)))
 		prec_diag_set(&d, err, -1, "cannot read the trace: %s", prec_strerror(err));
 	if (err) {

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "base/perf_abi.h"
+#include "base/perf_records.h"
 #include "base/util.h"
 #include "output/packets.h"
 #include "output/perfdata_info.h"
@@ -274,6 +275,67 @@ static int chunk_sizes(struct prec_tfile_reader *r, bool json, FILE *out)
 	return err;
 }
 
+/*
+ * Snapshot mode: the snapshots the recording took (PREC_RECORD_SNAPSHOT
+ * records in the sideband), one line each: number, time, why, bytes.
+ */
+static int snapshot_list(struct prec_tfile_reader *r, const struct prec_tfile_events *evs,
+			 bool json, FILE *out)
+{
+	struct prec_tfile_chunk c;
+	unsigned nsnap = 0;
+	int err;
+
+	prec_tfile_rewind(r);
+	while ((err = prec_tfile_next(r, &c)) > 0) {
+		const struct perf_event_header *h;
+		size_t pos = 0;
+
+		if (c.type != PREC_TFILE_SIDEBAND)
+			continue;
+		while (prec_perf_next_record(c.data, c.len, &pos, &h) > 0) {
+			const uint8_t *p = (const uint8_t *)h;
+			uint32_t index, reason;
+			int32_t ev;
+			uint64_t bytes, time;
+			const char *why, *name;
+			char a[32];
+
+			if (h->type != PREC_RECORD_SNAPSHOT ||
+			    h->size < PREC_RECORD_SNAPSHOT_SIZE + 32)
+				continue;
+			index = prec_rd32(p + 8);
+			reason = prec_rd32(p + 12);
+			ev = (int32_t)prec_rd32(p + 16);
+			bytes = prec_rd64(p + 24);
+			time = prec_rd64(p + h->size - 24);
+			name = evs && ev >= 0 && (uint32_t)ev < evs->n ? evs->ev[ev].name : NULL;
+			why = reason == PREC_SNAP_SIGNAL ? "signal" : reason == PREC_SNAP_END ? "end" :
+			      reason == PREC_SNAP_TRIGGER ? "trigger" : "unknown";
+			if (json) {
+				fprintf(out, "{\"type\":\"aux_snapshot\",\"index\":%u,\"time_ns\":%"
+					PRIu64 ",\"reason\":\"%s\",\"event\":", index, time, why);
+				if (name)
+					prec_json_str(out, name);
+				else
+					fputs("null", out);
+				fprintf(out, ",\"bytes\":%" PRIu64 "}\n", bytes);
+				continue;
+			}
+			if (!nsnap++)
+				fprintf(out, "snapshots:\n");
+			human(a, sizeof(a), bytes);
+			fprintf(out, "  #%u  %" PRIu64 ".%09" PRIu64 "  %s of trace, %s%s\n", index,
+				time / 1000000000u, time % 1000000000u, a,
+				reason == PREC_SNAP_SIGNAL ? "on SIGUSR2" :
+				reason == PREC_SNAP_END ? "at the end" :
+				reason == PREC_SNAP_TRIGGER ? "by " : "for an unknown reason",
+				reason == PREC_SNAP_TRIGGER ? (name ? name : "a trigger") : "");
+		}
+	}
+	return err;
+}
+
 /* The file's size and state, and for a file cut short how far its trace is intact. */
 static void file_state(struct prec_tfile_reader *r, const struct prec_tfile_machine *m,
 		       const struct prec_tfile_events *evs, bool json, bool read_ok, FILE *out)
@@ -348,6 +410,8 @@ int prec_view_ptrec_info(struct prec_tfile_reader *r, const char *path, bool ver
 		}
 	}
 	err = chunk_sizes(r, json, out);
+	if (err >= 0 && m && (m->flags & PREC_TFILE_M_SNAPSHOT))
+		err = snapshot_list(r, evs, json, out);
 	file_state(r, m, evs, json, err >= 0, out);
 	free(info);
 	free(m);

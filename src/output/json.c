@@ -245,7 +245,9 @@ static void sb_fields(const struct prec_session *s, const struct prec_sb *sb, FI
 		[PREC_SB_EXIT] = "exit", [PREC_SB_SWITCH] = "switch",
 		[PREC_SB_ITRACE_START] = "itrace_start", [PREC_SB_AUX] = "aux",
 		[PREC_SB_LOST] = "lost", [PREC_SB_SAMPLE] = "sample",
+		[PREC_SB_SIGNAL] = "signal", [PREC_SB_SNAPSHOT] = "snapshot",
 	};
+	char why[96];
 	unsigned k;
 
 	fprintf(out, "{\"type\":\"%s\",\"time\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"cpu\":%d",
@@ -295,6 +297,35 @@ static void sb_fields(const struct prec_session *s, const struct prec_sb *sb, FI
 		fprintf(out, ",\"period\":%" PRIu64 ",\"action\":\"%s\"", sb->u.sample.period,
 			ev && ev->kind == PREC_EVK_PAUSE ? "pause" :
 			ev && ev->kind == PREC_EVK_RESUME ? "resume" : "none");
+		break;
+	case PREC_SB_SIGNAL:
+		prec_signal_name((int)sb->u.sig.signo, why, sizeof(why));
+		fputs(",\"signal\":", out);
+		prec_json_str(out, why);
+		hex_field(out, "ip", sb->u.sig.ip);
+		hex_field(out, "caller", sb->u.sig.caller);
+		fprintf(out, ",\"flags\":%u", sb->u.sig.flags);
+		break;
+	case PREC_SB_SNAPSHOT:
+		fprintf(out, ",\"index\":%u,\"reason\":\"%s\",\"event\":", sb->u.snap.index,
+			sb->u.snap.reason == PREC_SNAP_SIGNAL ? "signal" :
+			sb->u.snap.reason == PREC_SNAP_END ? "end" :
+			sb->u.snap.reason == PREC_SNAP_TRIGGER ? "trigger" : "unknown");
+		ev = sb->u.snap.event >= 0 ? prec_session_event(s, sb->u.snap.event) : NULL;
+		if (ev && ev->name)
+			prec_json_str(out, ev->name);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"bytes\":%" PRIu64 ",\"streams\":[", sb->u.snap.bytes);
+		for (k = 0; k < sb->u.snap.nstreams; k++) {
+			int32_t cpu, tid;
+			uint64_t a, b;
+
+			prec_sb_snapshot_stream(sb, k, &cpu, &tid, &a, &b);
+			fprintf(out, "%s{\"cpu\":%d,\"tid\":%d,\"start\":%" PRIu64 ",\"end\":%" PRIu64
+				"}", k ? "," : "", cpu, tid, a, b);
+		}
+		fputs("]", out);
 		break;
 	default:
 		break;

@@ -23,6 +23,25 @@ bool prec_sb_keep(const struct prec_sb *sb, const struct prec_output_opts *o)
 	return true;
 }
 
+const char *prec_snapshot_why(const struct prec_session *s, const struct prec_sb *sb, char *buf,
+			      size_t size)
+{
+	const struct prec_evdesc *ev = sb->u.snap.event >= 0 ?
+					       prec_session_event(s, sb->u.snap.event) : NULL;
+
+	switch (sb->u.snap.reason) {
+	case PREC_SNAP_SIGNAL:
+		return "on SIGUSR2";
+	case PREC_SNAP_END:
+		return "at the end";
+	case PREC_SNAP_TRIGGER:
+		snprintf(buf, size, "by %s", ev && ev->name ? ev->name : "a trigger");
+		return buf;
+	default:
+		return "for an unknown reason";
+	}
+}
+
 int prec_view_sideband(const struct prec_session *s, const struct prec_output_opts *o, FILE *out)
 {
 	size_t i, n = prec_session_nr_sb(s);
@@ -31,7 +50,7 @@ int prec_view_sideband(const struct prec_session *s, const struct prec_output_op
 		const struct prec_sb *sb = prec_session_sb(s, i);
 		const struct prec_evdesc *ev = sb->event >= 0 ? prec_session_event(s, sb->event) : NULL;
 		unsigned k;
-		char sig[32];
+		char sig[96];
 
 		if (!prec_sb_keep(sb, o))
 			continue;
@@ -91,6 +110,12 @@ int prec_view_sideband(const struct prec_session *s, const struct prec_output_op
 				sb->u.sig.flags & PREC_SIGREC_CORE ? " (core dumped)" : "",
 				sb->u.sig.flags & PREC_SIGREC_DESCENDANT ? " (started by the workload)" : "",
 				sb->u.sig.flags & PREC_SIGREC_EXACT ? " (raised there)" : "");
+			break;
+		case PREC_SB_SNAPSHOT:
+			fprintf(out, "SNAPSHOT #%u %s, %" PRIu64 " bytes of %u stream%s",
+				sb->u.snap.index, prec_snapshot_why(s, sb, sig, sizeof(sig)),
+				sb->u.snap.bytes, sb->u.snap.nstreams,
+				sb->u.snap.nstreams == 1 ? "" : "s");
 			break;
 		case PREC_SB_SAMPLE:
 			fprintf(out, "SAMPLE   %s ip %#" PRIx64 " period %" PRIu64,

@@ -47,6 +47,12 @@ int prec_view_file_stats(const struct prec_session *s, const struct prec_import_
  * that passes @o's pid/tid/cpu/time filters. -EPIPE/-EIO on a failed write.
  */
 int prec_view_sideband(const struct prec_session *s, const struct prec_output_opts *o, FILE *out);
+/*
+ * Why a snapshot (a PREC_SB_SNAPSHOT) was taken: "on SIGUSR2", "at the
+ * end", "by EVENT" (in @buf).
+ */
+const char *prec_snapshot_why(const struct prec_session *s, const struct prec_sb *sb, char *buf,
+			      size_t size);
 /* Whether @o's pid/tid/cpu/time filters keep sideband record @sb. */
 bool prec_sb_keep(const struct prec_sb *sb, const struct prec_output_opts *o);
 

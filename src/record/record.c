@@ -98,6 +98,14 @@ struct rec {
 	bool read_lost;   /* the kernel takes PERF_FORMAT_LOST (Linux 6.0) */
 	bool snapshot;    /* snapshot mode: -S, or an event with the snapshot term */
 	bool snap_due;    /* a snapshot trigger's sample was read: take one */
+	int snap_ev;      /* that trigger's event index */
+	/* the stream offsets a snapshot being taken writes (PREC_RECORD_SNAPSHOT) */
+	struct snap_range {
+		int32_t cpu, tid;
+		uint64_t start, end;
+	} *snap_rg;
+	size_t snap_n;
+	bool snap_on;
 	bool switching;   /* --switch-output given */
 	struct prec_ring_counts synth_counts; /* of records that came through no ring: made
 					      * from /proc (-p, -t, -a), or --emulate=system's */
@@ -1101,10 +1109,34 @@ static void report_throttles(struct rec *r)
 }
 
 /* Trace bytes of stream (@cpu, @tid) at @off into the file. */
+/* A snapshot being taken wrote [@off, @off + @n) of stream (@cpu, @tid). */
+static int snap_note(struct rec *r, int32_t cpu, int32_t tid, uint64_t off, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < r->snap_n; i++) {
+		struct snap_range *g = &r->snap_rg[i];
+
+		if (g->cpu == cpu && g->tid == tid) {
+			g->start = PREC_MIN(g->start, off);
+			g->end = PREC_MAX(g->end, off + n);
+			return 0;
+		}
+	}
+	if (PREC_ARRAY_RESERVE(r->snap_rg, r->snap_n, 1))
+		return -ENOMEM;
+	r->snap_rg[r->snap_n++] = (struct snap_range){ cpu, tid, off, off + n };
+	return 0;
+}
+
 static int write_aux(struct rec *r, int32_t cpu, int32_t tid, uint64_t off, const void *p,
 		     size_t n)
 {
-	int err = prec_tfile_write_aux(r->w, cpu, tid, off, p, n);
+	int err = r->snap_on && n ? snap_note(r, cpu, tid, off, n) : 0;
+
+	if (err)
+		return err;
+	err = prec_tfile_write_aux(r->w, cpu, tid, off, p, n);
 
 	if (err == -EAGAIN) {
 		/* The disk is behind: drop rather than stall the kernel's ring. */
@@ -1169,8 +1201,10 @@ static void note_snapshot_trigger(struct rec *r, const struct perf_event_header 
 	id = prec_rd64((const uint8_t *)h + 8);
 	for (i = 0; i < r->nfds; i++)
 		if (r->fds[i].id == id && r->fds[i].ev >= 0) {
-			if (prec_evlist_event(r->el, (size_t)r->fds[i].ev)->snapshot)
+			if (prec_evlist_event(r->el, (size_t)r->fds[i].ev)->snapshot) {
 				r->snap_due = true;
+				r->snap_ev = r->fds[i].ev;
+			}
 			return;
 		}
 }
@@ -1315,13 +1349,58 @@ static void tracer_enable(struct rec *r, bool on)
  * split by them) are known; afterwards each stream of a split area goes on
  * behind a gap, since what the tracer produced while stopped is lost.
  */
-static int read_snapshots(struct rec *r)
+/*
+ * PREC_RECORD_SNAPSHOT (tracefile/tfile.h) of the snapshot just taken, into
+ * the file's sideband: what it copied of each stream, why, and when tracing
+ * stopped for it (the last PERF_RECORD_AUX: the stop published the area).
+ */
+static int snapshot_record(struct rec *r, uint32_t reason, uint64_t bytes)
+{
+	size_t size = PREC_RECORD_SNAPSHOT_SIZE + r->snap_n * PREC_RECORD_SNAPSHOT_STREAM + 32;
+	uint8_t *rec = calloc(1, size);
+	uint32_t index = (uint32_t)r->res->snapshots + 1, n = (uint32_t)r->snap_n;
+	int32_t ev = reason == PREC_SNAP_TRIGGER ? r->snap_ev : -1;
+	uint64_t time = prec_mapset_aux_time(r->maps);
+	uint8_t *p;
+	size_t i;
+	int err;
+
+	if (!rec)
+		return -ENOMEM;
+	memcpy(rec, &(uint32_t){ PREC_RECORD_SNAPSHOT }, 4);
+	memcpy(rec + 6, &(uint16_t){ (uint16_t)size }, 2);
+	memcpy(rec + 8, &index, 4);
+	memcpy(rec + 12, &reason, 4);
+	memcpy(rec + 16, &ev, 4);
+	memcpy(rec + 20, &n, 4);
+	memcpy(rec + 24, &bytes, 8);
+	p = rec + PREC_RECORD_SNAPSHOT_SIZE;
+	for (i = 0; i < r->snap_n; i++, p += PREC_RECORD_SNAPSHOT_STREAM) {
+		memcpy(p, &r->snap_rg[i].cpu, 4);
+		memcpy(p + 4, &r->snap_rg[i].tid, 4);
+		memcpy(p + 8, &r->snap_rg[i].start, 8);
+		memcpy(p + 16, &r->snap_rg[i].end, 8);
+	}
+	/* the trailer: pid and tid -1 (no task's), the time, cpu -1, id 0 */
+	memcpy(p, &(int32_t){ -1 }, 4);
+	memcpy(p + 4, &(int32_t){ -1 }, 4);
+	memcpy(p + 8, &time, 8);
+	memcpy(p + 16, &(int32_t){ -1 }, 4);
+	err = prec_tfile_write_sideband(r->w, -1, rec, size);
+	free(rec);
+	return err;
+}
+
+static int read_snapshots(struct rec *r, uint32_t reason)
 {
 	size_t i;
 	long n;
 	bool any = false;
+	uint64_t bytes = 0;
 
 	drain(r);
+	r->snap_n = 0;
+	r->snap_on = true;
 	for (i = 0; i < r->nt && !r->err; i++) {
 		struct drain_ctx c = { r, &r->t[i] };
 
@@ -1332,10 +1411,20 @@ static int read_snapshots(struct rec *r)
 			r->err = (int)n;
 		if (n > 0) {
 			r->res->snapshot_bytes += (uint64_t)n;
+			bytes += (uint64_t)n;
 			any = true;
 		}
 		if (r->t[i].split)
 			prec_auxsplit_gap(r->t[i].split);
+	}
+	r->snap_on = false;
+	/* size is a u16: a record naming more streams than fit is left out */
+	if (any && !r->err &&
+	    PREC_RECORD_SNAPSHOT_SIZE + r->snap_n * PREC_RECORD_SNAPSHOT_STREAM + 32 <= UINT16_MAX) {
+		int err = snapshot_record(r, reason, bytes);
+
+		if (err)
+			r->err = err;
 	}
 	r->res->snapshots += any;
 	return r->err;
@@ -1347,12 +1436,12 @@ static int read_snapshots(struct rec *r)
  * tracer is disabled (its driver's pmu->stop() publishes aux_head through
  * perf_aux_output_end()), the areas are read, and it is enabled again.
  */
-static int take_snapshot(struct rec *r)
+static int take_snapshot(struct rec *r, uint32_t reason)
 {
 	int err;
 
 	tracer_enable(r, false);
-	err = read_snapshots(r);
+	err = read_snapshots(r, reason);
 	if (!r->stopping)
 		tracer_enable(r, true);
 	return err;
@@ -2330,9 +2419,9 @@ static int user_requests(struct rec *r, bool readable)
 	bool snap = r->snap_due || (sig && r->snapshot);
 	int err = 0;
 
-	r->snap_due = false;
 	if (snap && !snapshot_limit_reached(r))
-		err = take_snapshot(r);
+		err = take_snapshot(r, r->snap_due ? PREC_SNAP_TRIGGER : PREC_SNAP_SIGNAL);
+	r->snap_due = false;
 	if (!err && r->switching && switch_due(r, sig))
 		err = switch_file(r, true);
 	return err;
@@ -2403,7 +2492,8 @@ static int kernel_end(struct rec *r, struct kloop *k, int err)
 	disable_all(r);
 	if (!err) {
 		/* Snapshot mode: the last moments, at the end of the workload or on stop. */
-		err = r->snapshot && !snapshot_limit_reached(r) ? read_snapshots(r) : 0;
+		err = r->snapshot && !snapshot_limit_reached(r) ?
+			      read_snapshots(r, PREC_SNAP_END) : 0;
 		err = err ? err : switch_when_full(r);
 		err = err ? err : drain(r);
 		if (err)
@@ -3039,6 +3129,7 @@ int prec_record(const struct prec_record_opts *o, struct prec_record_result *res
 	if (!r.maps || !r.throttled) {
 		prec_mapset_free(r.maps);
 		free(r.throttled);
+		free(r.snap_rg);
 		return -ENOMEM;
 	}
 
@@ -3073,6 +3164,7 @@ int prec_record(const struct prec_record_opts *o, struct prec_record_result *res
 	free(r.upe_ids);
 	report_throttles(&r);
 	free(r.throttled);
+	free(r.snap_rg);
 	free(r.fds);
 	free(r.t);
 	free(r.tids);

@@ -484,10 +484,68 @@ bool prec_session_models_record(uint32_t type)
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_SAMPLE:
 	case PREC_RECORD_SIGNAL:
+	case PREC_RECORD_SNAPSHOT:
 		return true;
 	default:
 		return false;
 	}
+}
+
+/* A copy of @n bytes at @p that the session owns (freed with its strings). */
+static int keep_bytes(struct prec_session *s, const uint8_t *p, size_t n, const uint8_t **out)
+{
+	const char *c;
+	int err = keep_string(s, "", 0, &c);
+	char *b;
+
+	if (err)
+		return err;
+	b = realloc((char *)c, n ? n : 1);
+	if (!b)
+		return -ENOMEM;
+	memcpy(b, p, n);
+	s->strings[s->nr_strings - 1] = b;
+	*out = (const uint8_t *)b;
+	return 0;
+}
+
+bool prec_sb_snapshot_stream(const struct prec_sb *sb, uint32_t i, int32_t *cpu, int32_t *tid,
+			     uint64_t *start, uint64_t *end)
+{
+	const uint8_t *p;
+
+	if (sb->type != PREC_SB_SNAPSHOT || i >= sb->u.snap.nstreams)
+		return false;
+	p = sb->u.snap.streams + (size_t)i * PREC_RECORD_SNAPSHOT_STREAM;
+	*cpu = (int32_t)prec_rd32(p);
+	*tid = (int32_t)prec_rd32(p + 4);
+	*start = prec_rd64(p + 8);
+	*end = prec_rd64(p + 16);
+	return true;
+}
+
+/* ptrec's PREC_RECORD_SNAPSHOT (tracefile/tfile.h); the body ends at @body_end. */
+static int parse_snapshot(struct prec_session *s, const uint8_t *p, const uint8_t *body_end,
+			  struct prec_sb *sb)
+{
+	uint32_t n;
+
+	if (body_end - p < PREC_RECORD_SNAPSHOT_SIZE)
+		return -PREC_E_FORMAT;
+	n = prec_rd32(p + 20);
+	if ((uint64_t)(body_end - p - PREC_RECORD_SNAPSHOT_SIZE) <
+	    (uint64_t)n * PREC_RECORD_SNAPSHOT_STREAM)
+		return -PREC_E_FORMAT;
+	sb->type = PREC_SB_SNAPSHOT;
+	sb->u.snap.index = prec_rd32(p + 8);
+	sb->u.snap.reason = prec_rd32(p + 12);
+	sb->u.snap.event = (int32_t)prec_rd32(p + 16);
+	sb->u.snap.nstreams = n;
+	sb->u.snap.bytes = prec_rd64(p + 24);
+	if (sb->u.snap.event < -1 || sb->u.snap.event >= (int32_t)s->nr_events)
+		sb->u.snap.event = -1;
+	return keep_bytes(s, p + PREC_RECORD_SNAPSHOT_SIZE, (size_t)n * PREC_RECORD_SNAPSHOT_STREAM,
+			  &sb->u.snap.streams);
 }
 
 /* ptrec's PREC_RECORD_SIGNAL (tracefile/tfile.h), PREC_RECORD_SIGNAL_SIZE bytes checked. */
@@ -616,6 +674,11 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 	case PREC_RECORD_SIGNAL:
 		NEED(PREC_RECORD_SIGNAL_SIZE);
 		parse_signal(p, &sb);
+		break;
+	case PREC_RECORD_SNAPSHOT:
+		err = parse_snapshot(s, p, body_end, &sb);
+		if (err)
+			return err;
 		break;
 	}
 #undef NEED
@@ -1020,6 +1083,100 @@ uint64_t prec_stream_offset(const struct prec_stream *st, uint64_t pos)
 	for (i = 0; i < st->nr_gaps && st->gaps[i].pos <= pos; i++)
 		off += st->gaps[i].lost;
 	return off;
+}
+
+/* The first data position of @st whose stream offset is at least @off. */
+static uint64_t stream_pos_of(const struct prec_stream *st, uint64_t off)
+{
+	uint64_t lost = 0, prev = 0, p;
+	size_t i;
+
+	for (i = 0; i < st->nr_gaps; i++) {
+		/* positions [prev, gaps[i].pos) have offsets base + pos + lost */
+		if (off < st->base + st->gaps[i].pos + lost) {
+			p = off > st->base + lost ? off - st->base - lost : 0;
+			return PREC_MAX(p, prev);
+		}
+		lost += st->gaps[i].lost;
+		prev = st->gaps[i].pos;
+	}
+	p = off > st->base + lost ? off - st->base - lost : 0;
+	return PREC_MIN(PREC_MAX(p, prev), (uint64_t)st->len);
+}
+
+/* Keeps data positions [p0, p1) of @st (p0 <= p1 <= len). */
+static int stream_cut(struct prec_stream *st, uint64_t p0, uint64_t p1)
+{
+	uint64_t base = prec_stream_offset(st, p0), lost = 0;
+	size_t i, n = 0;
+
+	if (st->data) {
+		memmove(st->data, st->data + p0, (size_t)(p1 - p0));
+	} else {
+		for (i = 0; i < st->nr_refs; i++) {
+			struct prec_stream_ref r = st->refs[i];
+			uint64_t a = PREC_MAX(r.pos, p0), b = PREC_MIN(r.pos + r.len, p1);
+
+			if (a >= b)
+				continue;
+			st->refs[n++] = (struct prec_stream_ref){ a - p0, b - a, r.src,
+								   r.skip + (a - r.pos) };
+		}
+		st->nr_refs = n;
+	}
+	n = 0;
+	for (i = 0; i < st->nr_gaps; i++) {
+		if (st->gaps[i].pos <= p0 || st->gaps[i].pos >= p1)
+			continue;
+		lost += st->gaps[i].lost;
+		st->gaps[n++] = (struct prec_gap){ st->gaps[i].pos - p0, st->gaps[i].lost };
+	}
+	st->nr_gaps = n;
+	st->base = base;
+	st->lost = lost;
+	st->len = (size_t)(p1 - p0);
+	return 0;
+}
+
+int prec_session_keep_snapshot(struct prec_session *s, uint32_t index)
+{
+	const struct prec_sb *snap = NULL;
+	size_t i;
+
+	for (i = 0; i < s->nr_sb && !snap; i++)
+		if (s->sb[i].sb.type == PREC_SB_SNAPSHOT && s->sb[i].sb.u.snap.index == index)
+			snap = &s->sb[i].sb;
+	if (!snap)
+		return -ENOENT;
+	for (i = 0; i < s->nr_streams; i++) {
+		struct prec_stream *st = &s->streams[i];
+		uint64_t a = 0, b = 0, lo, hi;
+		int32_t cpu, tid;
+		uint32_t k;
+
+		for (k = 0; prec_sb_snapshot_stream(snap, k, &cpu, &tid, &lo, &hi); k++)
+			if (cpu == st->cpu && tid == st->tid) {
+				a = lo;
+				b = hi;
+				break;
+			}
+		/* a stream the snapshot did not copy keeps nothing */
+		lo = a < b ? stream_pos_of(st, a) : 0;
+		hi = a < b ? stream_pos_of(st, b) : 0;
+		stream_cut(st, lo, PREC_MAX(lo, hi));
+	}
+	return 0;
+}
+
+uint32_t prec_session_nr_snapshots(const struct prec_session *s)
+{
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < s->nr_sb; i++)
+		if (s->sb[i].sb.type == PREC_SB_SNAPSHOT)
+			n++;
+	return n;
 }
 
 /* ---- images ---- */

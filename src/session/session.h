@@ -90,6 +90,7 @@ enum prec_sbtype {
 	PREC_SB_LOST,
 	PREC_SB_SAMPLE,
 	PREC_SB_SIGNAL,           /* ptrec's PREC_RECORD_SIGNAL: killed by a signal */
+	PREC_SB_SNAPSHOT,         /* ptrec's PREC_RECORD_SNAPSHOT: a snapshot was taken */
 };
 
 #define PREC_BUILD_ID_MAX 20
@@ -141,8 +142,22 @@ struct prec_sb {
 			uint32_t signo, flags; /* PREC_SIGREC_* */
 			uint64_t ip, caller;   /* 0 when unknown */
 		} sig;
+		struct {
+			uint32_t index, reason; /* 1, 2, ...; PREC_SNAP_* */
+			int32_t event;          /* the trigger's event index, or -1 */
+			uint32_t nstreams;
+			uint64_t bytes;
+			const uint8_t *streams; /* nstreams x PREC_RECORD_SNAPSHOT_STREAM bytes */
+		} snap;
 	} u;
 };
+
+/*
+ * Stream @i of a PREC_SB_SNAPSHOT record: its key and the stream offsets
+ * [*@start, *@end) the snapshot holds of it. False if @i is out of range.
+ */
+bool prec_sb_snapshot_stream(const struct prec_sb *sb, uint32_t i, int32_t *cpu, int32_t *tid,
+			     uint64_t *start, uint64_t *end);
 
 /* A contiguous piece of stream bytes was lost before this position. */
 struct prec_gap {
@@ -182,6 +197,7 @@ struct prec_stream {
 
 /* The stream offset of data position @pos (counting the bytes lost before it). */
 uint64_t prec_stream_offset(const struct prec_stream *st, uint64_t pos);
+
 
 /* An embedded code image: bytes of a file region (or of a special mapping). */
 struct prec_image_desc {
@@ -393,6 +409,16 @@ const char *prec_session_comm_span(const struct prec_session *s, int tid, uint64
  * time @t, or UINT64_MAX when none follows.
  */
 uint64_t prec_session_next_exec(const struct prec_session *s, int tid, uint64_t t);
+
+/*
+ * Snapshot mode: keeps of each stream only the bytes snapshot @index (1,
+ * 2, ...; its PREC_SB_SNAPSHOT record) copied, and nothing of streams it
+ * did not copy. Returns 0, or -ENOENT when the recording has no such
+ * snapshot.
+ */
+int prec_session_keep_snapshot(struct prec_session *s, uint32_t index);
+/* The snapshots the recording took (its PREC_SB_SNAPSHOT records). */
+uint32_t prec_session_nr_snapshots(const struct prec_session *s);
 int prec_session_pid_span(const struct prec_session *s, int tid, uint64_t t, uint64_t *from,
 			  uint64_t *until);
 

@@ -89,6 +89,22 @@ enum prec_tfile_type {
 #define PREC_SIGREC_DESCENDANT 0x4u	/* the process is one the workload started, not its own */
 #define PREC_SIGREC_EXACT 0x8u		/* ip is the instruction that raised the signal */
 
+/*
+ * ptrec's record of a snapshot (snapshot mode): the trace bytes it copied.
+ * Payload after the header: u32 index (1, 2, ... in the recording), u32
+ * reason (PREC_SNAP_*), i32 event (the trigger's event index, -1 for none),
+ * u32 nstreams, u64 bytes, then nstreams x { i32 cpu, i32 tid, u64 start,
+ * u64 end } (the stream offsets [start, end) the snapshot wrote of each
+ * stream), then the sample_id_all trailer (time: when tracing stopped for
+ * it, the time of the last PERF_RECORD_AUX before it).
+ */
+#define PREC_RECORD_SNAPSHOT 0x50520002u
+#define PREC_RECORD_SNAPSHOT_SIZE (8 + 24)	/* header and fixed body */
+#define PREC_RECORD_SNAPSHOT_STREAM 24		/* bytes per stream */
+#define PREC_SNAP_SIGNAL 1u			/* SIGUSR2 */
+#define PREC_SNAP_END 2u			/* the end of the recording */
+#define PREC_SNAP_TRIGGER 3u			/* an event with the snapshot term fired */
+
 /* Returns a static name for a chunk type ("AUX", ...; "unknown" otherwise). */
 const char *prec_tfile_type_name(unsigned type);
 

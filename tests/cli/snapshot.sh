@@ -69,6 +69,42 @@ if stretches c; then
 	t_eq "SIGUSR2: the last one ends where the workload ended" "$nt" "$(awk '$1 == 3 { print $4 }' c.st)"
 	t_nomatch "SIGUSR2: no decoding errors" 'error' "$(cat c.odd)"
 fi
+# What the file says of its snapshots, and each one decoded on its own.
+t_eq "--info: the three snapshots, why and how big" \
+	"#1 64.00 KiB on SIGUSR2|#2 64.00 KiB on SIGUSR2|#3 64.00 KiB at the end|" \
+	"$("$PTDUMP" --info c.data | sed -nE 's/^  (#[0-9]+)  [0-9.]+  ([0-9.]+ KiB) of trace, (.*)$/\1 \2 \3/p' | tr '\n' '|')"
+t_eq "--sideband: a SNAPSHOT record each, in time order with the rest" "3" \
+	"$("$PTDUMP" --sideband c.data | grep -c ' SNAPSHOT #')"
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+	t_run "--sideband --format=json: the snapshot records, valid (JSON Schema)" 0 /usr/bin/python3 -c '
+import json, sys, jsonschema
+defs = json.load(open(sys.argv[1]))["$defs"]
+v = jsonschema.Draft202012Validator({"$ref": "#/$defs/sideband", "$defs": defs})
+snaps = []
+for l in sys.stdin.read().splitlines()[1:]:
+    o = json.loads(l)
+    v.validate(o)
+    if o["type"] == "snapshot":
+        snaps.append((o["index"], o["reason"], o["bytes"], len(o["streams"])))
+assert snaps == [(1, "signal", 65536, 1), (2, "signal", 65536, 1), (3, "end", 65536, 1)], snaps
+' "$TOP/docs/ptdump-json.schema.json" < <("$PTDUMP" --sideband --format=json c.data)
+fi
+# tid TAB name of each call line (the depth restarts with each decode)
+names() { awk -F'\t' 'index($0, "\t") { split($1, f, " "); r = $2; gsub(/^ +| +$/, "", r); print f[2] "\t" r }'; }
+"$PTDUMP" --call-trace c.data >c.all
+for k in 1 2 3; do
+	t_run "--snapshot-index $k: decodes" 0 "$PTDUMP" --call-trace --snapshot-index $k c.data
+	t_eq "--snapshot-index $k: the calls of the whole decode's stretch $k" \
+		"$(awk -v k=$k '/^\[gap/ { n++; next } n == k - 1' c.all | names | md5sum)" \
+		"$(echo "$out" | names | md5sum)"
+done
+t_run "--snapshot-index 4 of 3: an error" 1 "$PTDUMP" --call-trace --snapshot-index 4 c.data
+t_match "...that says how many there are" 'has 3 snapshots' "$err"
+"$PTREC" record --emulate -q -o plain.data -- "$PROGS/calls" 2 >/dev/null 2>&1
+t_run "--snapshot-index of a recording without snapshots: an error" 1 \
+	"$PTDUMP" --call-trace --snapshot-index 1 plain.data
+t_match "...that says so" 'has no snapshots' "$err"
+t_run "--snapshot-index 0: a usage error" 2 "$PTDUMP" --call-trace --snapshot-index 0 c.data
 
 # ---- 3. snapshot triggers: the kernel pauses the tracer when one fires ----
 
@@ -87,6 +123,10 @@ if stretches e; then
 	t_eq "trigger: the three pauses in the trace" "3" \
 		"$(grep -c 'pause trigger uprobe:.*marker/snapshot/' e.out)"
 fi
+t_eq "trigger: --info names the trigger of each snapshot" "3" \
+	"$("$PTDUMP" --info e.data | grep -c '^  #[0-9].* of trace, by uprobe:.*marker/snapshot/')"
+t_eq "trigger: --snapshot-index 2 ends at the truth's second call of marker()" "marker" \
+	"$("$PTDUMP" --call-trace --snapshot-index 2 e.data | awk -F'\t' 'index($0, "\t") { r = $2 } END { gsub(/^ +| +$/, "", r); print r }')"
 t_match "--dry-run shows the term" 'aux-action pause, snapshot' \
 	"$("$PTREC" record --emulate --dry-run "${trig[@]}" -- "$SP" 2>&1)"
 
