@@ -18,6 +18,7 @@
 #include "base/perf_abi.h"
 #include "base/perf_format.h"
 #include "session/session.h"
+#include "tracefile/tfile.h"
 
 struct sbuf {
 	uint8_t b[16384];
@@ -894,6 +895,85 @@ static void stream_without_process(void)
 	prec_session_free(s);
 }
 
+/* A PREC_RECORD_SNAPSHOT of stream (-1, @tid) [@a, @b), for keep_snapshot. */
+static void snap_rec(struct sbuf *b, uint32_t index, int tid, uint64_t a, uint64_t e,
+		     uint64_t time)
+{
+	size_t at = begin(b, PREC_RECORD_SNAPSHOT, 0);
+
+	put32x2(b, index, PREC_SNAP_SIGNAL);
+	put32x2(b, (uint32_t)-1, 1);
+	put64(b, e - a);
+	put32x2(b, (uint32_t)-1, (uint32_t)tid);
+	put64(b, a);
+	put64(b, e);
+	end(b, at, -1, -1, time, -1, 0);
+}
+
+/*
+ * Snapshot K of a stream with gaps (the bytes lost between snapshots, and
+ * one inside snapshot 2): only its stream offsets stay, with its own gap.
+ */
+static void keep_snapshot(void)
+{
+	uint8_t d[64];
+
+	for (int i = 0; i < 64; i++)
+		d[i] = (uint8_t)i;
+	for (int k = 1; k <= 4; k++) {
+		struct prec_session *s = new_session();
+		struct sbuf b = { .n = 0 };
+		const struct prec_stream *st;
+
+		/* snapshot 1: [1000, 1010); 2: [2000, 2030) with [2010, 2015) lost; 3: tid 6 */
+		snap_rec(&b, 1, 5, 1000, 1010, 10);
+		snap_rec(&b, 2, 5, 2000, 2030, 20);
+		snap_rec(&b, 3, 6, 0, 8, 30);
+		T_EQ_INT(prec_session_add_sideband(s, b.b, b.n, -1), 3);
+		T_EQ_INT(prec_session_add_aux(s, -1, 5, 1000, d, 10), 0);
+		T_EQ_INT(prec_session_add_aux(s, -1, 5, 2000, d + 10, 10), 0);
+		T_EQ_INT(prec_session_add_aux(s, -1, 5, 2015, d + 20, 15), 0);
+		T_EQ_INT(prec_session_add_aux(s, -1, 6, 0, d + 40, 8), 0);
+		T_EQ_INT(prec_session_finalize(s), 0);
+		T_EQ_INT(prec_session_nr_snapshots(s), 3);
+		if (k == 4) {
+			T_EQ_INT(prec_session_keep_snapshot(s, 4), -ENOENT);
+			prec_session_free(s);
+			continue;
+		}
+		T_EQ_INT(prec_session_keep_snapshot(s, (uint32_t)k), 0);
+		for (size_t i = 0; i < prec_session_nr_streams(s); i++) {
+			st = prec_session_stream(s, i);
+			if (st->tid == 6) {
+				T_EQ_U64(st->len, k == 3 ? 8 : 0);
+				if (k == 3)
+					T_OK(!memcmp(st->data, d + 40, 8));
+				continue;
+			}
+			switch (k) {
+			case 1:
+				T_EQ_U64(st->len, 10);
+				T_EQ_U64(st->nr_gaps, 0);
+				T_EQ_U64(prec_stream_offset(st, 0), 1000);
+				T_OK(!memcmp(st->data, d, 10));
+				break;
+			case 2:
+				T_EQ_U64(st->len, 25);
+				T_EQ_U64(prec_stream_offset(st, 0), 2000);
+				T_EQ_U64(st->nr_gaps, 1);
+				T_EQ_U64(st->gaps[0].pos, 10);
+				T_EQ_U64(st->gaps[0].lost, 5);
+				T_EQ_U64(prec_stream_offset(st, 10), 2015);
+				T_OK(!memcmp(st->data, d + 10, 25));
+				break;
+			default:
+				T_EQ_U64(st->len, 0);
+			}
+		}
+		prec_session_free(s);
+	}
+}
+
 /*
  * The one list of modelled record types: a record of a type it names is kept
  * (or found malformed), one of any other type is skipped and not counted.
@@ -922,7 +1002,7 @@ static void modelled_types(void)
 		}
 		prec_session_free(s);
 	}
-	T_EQ_INT(modelled, 11);
+	T_EQ_INT(modelled, 11); /* ptrec's own types are above 127 */
 	T_OK(prec_session_models_record(PERF_RECORD_MMAP2));
 	T_OK(prec_session_models_record(PERF_RECORD_SAMPLE));
 	T_OK(!prec_session_models_record(PERF_RECORD_AUXTRACE));
@@ -934,7 +1014,7 @@ static const struct t_case cases[] = {
 	T(parse_records), T(stable_order),   T(malformed),	T(events_and_ids),
 	T(other_sample_type), T(aux_streams), T(aux_refs), T(tsc_conversion), T(thread_table),
 	T(warnings),	  T(address_spaces), T(kernel_text),	 T(exec_time_space),
-	T(warnings_at_finalize), T(stream_without_process),
+	T(warnings_at_finalize), T(stream_without_process), T(keep_snapshot),
 };
 
 int main(int argc, char **argv)
