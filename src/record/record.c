@@ -106,6 +106,7 @@ struct rec {
 	} *snap_rg;
 	size_t snap_n;
 	bool snap_on;
+	uint32_t snap_in_file; /* snapshots written into the current file */
 	bool switching;   /* --switch-output given */
 	struct prec_ring_counts synth_counts; /* of records that came through no ring: made
 					      * from /proc (-p, -t, -a), or --emulate=system's */
@@ -1358,7 +1359,7 @@ static int snapshot_record(struct rec *r, uint32_t reason, uint64_t bytes)
 {
 	size_t size = PREC_RECORD_SNAPSHOT_SIZE + r->snap_n * PREC_RECORD_SNAPSHOT_STREAM + 32;
 	uint8_t *rec = calloc(1, size);
-	uint32_t index = (uint32_t)r->res->snapshots + 1, n = (uint32_t)r->snap_n;
+	uint32_t index = ++r->snap_in_file, n = (uint32_t)r->snap_n;
 	int32_t ev = reason == PREC_SNAP_TRIGGER ? r->snap_ev : -1;
 	uint64_t time = prec_mapset_aux_time(r->maps);
 	uint8_t *p;
@@ -2266,6 +2267,7 @@ static int switch_file(struct rec *r, bool drain_first)
 	err = err ? err : replay_state(r);
 	err = err ? err : rec_started(r);
 	r->sw_base = r->res->aux_bytes + r->res->sideband_bytes;
+	r->snap_in_file = 0;
 	return err;
 }
 

@@ -91,7 +91,7 @@ enum prec_tfile_type {
 
 /*
  * ptrec's record of a snapshot (snapshot mode): the trace bytes it copied.
- * Payload after the header: u32 index (1, 2, ... in the recording), u32
+ * Payload after the header: u32 index (1, 2, ... in the file), u32
  * reason (PREC_SNAP_*), i32 event (the trigger's event index, -1 for none),
  * u32 nstreams, u64 bytes, then nstreams x { i32 cpu, i32 tid, u64 start,
  * u64 end } (the stream offsets [start, end) the snapshot wrote of each

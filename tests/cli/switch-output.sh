@@ -81,6 +81,14 @@ for f in $(files v); do
 	"$PTDUMP" --info "$f" | grep -Eq '^  AUX +1 chunk +64\.00 KiB raw' || bad=1
 done
 t_eq "-S and signal: 64 KiB of trace in each" 0 "$bad"
+bad=0
+for f in $(files v); do
+	# each file counts its snapshots from 1, and decodes its one alone
+	[ "$("$PTDUMP" --info "$f" | grep -c '^  #1  .* of trace, ')" = 1 ] || bad="$f: --info"
+	[ "$("$PTDUMP" --call-trace --snapshot-index 1 "$f" | md5sum)" = "$("$PTDUMP" --call-trace "$f" | md5sum)" ] ||
+		bad="$f: --snapshot-index 1"
+done
+t_eq "-S and signal: each file lists its snapshot as #1 and decodes it alone" 0 "$bad"
 
 # ---- refusals ----
 t_run "a bad value is a usage error" 2 "$PTREC" record --emulate --switch-output=5x -o d.data -- true
