@@ -560,6 +560,24 @@ static void parse_signal(const uint8_t *p, struct prec_sb *sb)
 	sb->u.sig.caller = prec_rd64(p + 32);
 }
 
+/* PERF_RECORD_COMM; the body ends at @body_end. */
+static int parse_comm(struct prec_session *s, const uint8_t *p, const uint8_t *body_end,
+		      struct prec_sb *sb)
+{
+	long n;
+
+	if (body_end - p < 17)
+		return -PREC_E_FORMAT;
+	sb->type = PREC_SB_COMM;
+	sb->pid = (int32_t)prec_rd32(p + 8);
+	sb->tid = (int32_t)prec_rd32(p + 12);
+	sb->u.comm.exec = sb->misc & PERF_RECORD_MISC_COMM_EXEC;
+	n = bounded_strlen(p + 16, body_end);
+	if (n < 0)
+		return -PREC_E_FORMAT;
+	return keep_string(s, (const char *)p + 16, (size_t)n, &sb->u.comm.comm) ? -ENOMEM : 0;
+}
+
 static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, int ring_cpu)
 {
 	uint32_t type = prec_rd32(p);
@@ -568,7 +586,6 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 	const uint8_t *end = p + size, *body_end;
 	uint64_t st, id = 0;
 	size_t tsz;
-	long n;
 	int ev = -1, err;
 
 	memcpy(&misc, p + 4, 2);
@@ -617,16 +634,9 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 			return err;
 		break;
 	case PERF_RECORD_COMM:
-		NEED(17);
-		sb.type = PREC_SB_COMM;
-		sb.pid = (int32_t)prec_rd32(p + 8);
-		sb.tid = (int32_t)prec_rd32(p + 12);
-		sb.u.comm.exec = misc & PERF_RECORD_MISC_COMM_EXEC;
-		n = bounded_strlen(p + 16, body_end);
-		if (n < 0)
-			return -PREC_E_FORMAT;
-		if (keep_string(s, (const char *)p + 16, (size_t)n, &sb.u.comm.comm))
-			return -ENOMEM;
+		err = parse_comm(s, p, body_end, &sb);
+		if (err)
+			return err;
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
