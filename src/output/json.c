@@ -246,6 +246,7 @@ static void sb_fields(const struct prec_session *s, const struct prec_sb *sb, FI
 		[PREC_SB_ITRACE_START] = "itrace_start", [PREC_SB_AUX] = "aux",
 		[PREC_SB_LOST] = "lost", [PREC_SB_SAMPLE] = "sample",
 		[PREC_SB_SIGNAL] = "signal", [PREC_SB_SNAPSHOT] = "snapshot",
+		[PREC_SB_THROTTLE] = "throttle",
 	};
 	char why[96];
 	unsigned k;
@@ -297,6 +298,11 @@ static void sb_fields(const struct prec_session *s, const struct prec_sb *sb, FI
 		fprintf(out, ",\"period\":%" PRIu64 ",\"action\":\"%s\"", sb->u.sample.period,
 			ev && ev->kind == PREC_EVK_PAUSE ? "pause" :
 			ev && ev->kind == PREC_EVK_RESUME ? "resume" : "none");
+		break;
+	case PREC_SB_THROTTLE:
+		fputs(",\"event\":", out);
+		prec_json_str(out, ev && ev->name ? ev->name : "?");
+		fprintf(out, ",\"unthrottle\":%s", sb->u.throttle.unthrottle ? "true" : "false");
 		break;
 	case PREC_SB_SIGNAL:
 		prec_signal_name((int)sb->u.sig.signo, why, sizeof(why));

@@ -111,6 +111,12 @@ int prec_view_sideband(const struct prec_session *s, const struct prec_output_op
 				sb->u.sig.flags & PREC_SIGREC_DESCENDANT ? " (started by the workload)" : "",
 				sb->u.sig.flags & PREC_SIGREC_EXACT ? " (raised there)" : "");
 			break;
+		case PREC_SB_THROTTLE:
+			fprintf(out, "%s %s", sb->u.throttle.unthrottle ? "UNTHROTTLE" : "THROTTLE  ",
+				ev && ev->name ? ev->name : "?");
+			if (!sb->u.throttle.unthrottle)
+				fputs(" (samples stop at its rate limit)", out);
+			break;
 		case PREC_SB_SNAPSHOT:
 			fprintf(out, "SNAPSHOT #%u %s, %" PRIu64 " bytes of %u stream%s",
 				sb->u.snap.index, prec_snapshot_why(s, sb, sig, sizeof(sig)),

@@ -483,6 +483,8 @@ bool prec_session_models_record(uint32_t type)
 	case PERF_RECORD_AUX:
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
 	case PREC_RECORD_SIGNAL:
 	case PREC_RECORD_SNAPSHOT:
 		return true;
@@ -674,6 +676,19 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 		sb.u.aux.offset = prec_rd64(p + 8);
 		sb.u.aux.size = prec_rd64(p + 16);
 		sb.u.aux.flags = prec_rd64(p + 24);
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		/* u64 time, u64 id, u64 stream_id (perf_log_throttle()) */
+		NEED(32);
+		sb.type = PREC_SB_THROTTLE;
+		sb.u.throttle.id = prec_rd64(p + 16);
+		sb.u.throttle.unthrottle = type == PERF_RECORD_UNTHROTTLE;
+		if (!(st & PERF_SAMPLE_TIME))
+			sb.time = prec_rd64(p + 8);
+		/* the event is the one the body names (the trailer's is the same) */
+		if (prec_session_event_by_id(s, sb.u.throttle.id) >= 0)
+			sb.event = prec_session_event_by_id(s, sb.u.throttle.id);
 		break;
 	case PERF_RECORD_LOST:
 		NEED(24);

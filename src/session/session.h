@@ -91,6 +91,8 @@ enum prec_sbtype {
 	PREC_SB_SAMPLE,
 	PREC_SB_SIGNAL,           /* ptrec's PREC_RECORD_SIGNAL: killed by a signal */
 	PREC_SB_SNAPSHOT,         /* ptrec's PREC_RECORD_SNAPSHOT: a snapshot was taken */
+	PREC_SB_THROTTLE,         /* THROTTLE and UNTHROTTLE: an event's samples stopped or
+				     went on (its rate limit); u.throttle */
 };
 
 #define PREC_BUILD_ID_MAX 20
@@ -142,6 +144,10 @@ struct prec_sb {
 			uint32_t signo, flags; /* PREC_SIGREC_* */
 			uint64_t ip, caller;   /* 0 when unknown */
 		} sig;
+		struct {
+			uint64_t id;            /* the throttled event's sample id */
+			bool unthrottle;        /* UNTHROTTLE (else THROTTLE) */
+		} throttle;
 		struct {
 			uint32_t index, reason; /* 1, 2, ...; PREC_SNAP_* */
 			int32_t event;          /* the trigger's event index, or -1 */

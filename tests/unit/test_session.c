@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "output/output.h"
+#include "output/views.h"
 #include "session/image.h"
 #include "base/perf_abi.h"
 #include "base/perf_format.h"
@@ -975,6 +977,46 @@ static void keep_snapshot(void)
 }
 
 /*
+ * THROTTLE and UNTHROTTLE (perf_log_throttle(): time, id, stream_id): kept,
+ * named after the event whose id they carry, and shown by --sideband.
+ */
+static void throttle_records(void)
+{
+	struct prec_evdesc trig = { .name = "sched:sched_switch", .kind = PREC_EVK_PAUSE };
+	struct prec_session *s = new_session();
+	struct prec_output_opts o;
+	struct sbuf b = { .n = 0 };
+	uint64_t id = 9;
+	char *txt = NULL;
+	size_t len = 0, at;
+	FILE *f;
+
+	T_EQ_INT(prec_session_add_event(s, &trig, &id, 1), 1);
+	for (int k = 0; k < 2; k++) {
+		at = begin(&b, k ? PERF_RECORD_UNTHROTTLE : PERF_RECORD_THROTTLE, 0);
+		put64(&b, 100 + (uint64_t)k);
+		put64(&b, 9);
+		put64(&b, 9);
+		end(&b, at, 3, 3, 100 + (uint64_t)k, 0, 9);
+	}
+	T_EQ_INT(prec_session_add_sideband(s, b.b, b.n, 0), 2);
+	T_EQ_INT(prec_session_finalize(s), 0);
+	T_EQ_INT(prec_session_nr_sb(s), 2);
+	T_EQ_INT(prec_session_sb(s, 0)->type, PREC_SB_THROTTLE);
+	T_OK(!prec_session_sb(s, 0)->u.throttle.unthrottle);
+	T_OK(prec_session_sb(s, 1)->u.throttle.unthrottle);
+	T_EQ_INT(prec_session_sb(s, 1)->event, 1);
+	prec_output_opts_init(&o);
+	f = open_memstream(&txt, &len);
+	T_EQ_INT(prec_view_sideband(s, &o, f), 0);
+	fclose(f);
+	T_CONTAINS(txt, "THROTTLE   sched:sched_switch (samples stop at its rate limit)");
+	T_CONTAINS(txt, "UNTHROTTLE sched:sched_switch");
+	free(txt);
+	prec_session_free(s);
+}
+
+/*
  * The one list of modelled record types: a record of a type it names is kept
  * (or found malformed), one of any other type is skipped and not counted.
  */
@@ -1002,11 +1044,11 @@ static void modelled_types(void)
 		}
 		prec_session_free(s);
 	}
-	T_EQ_INT(modelled, 11); /* ptrec's own types are above 127 */
+	T_EQ_INT(modelled, 13); /* ptrec's own types are above 127 */
 	T_OK(prec_session_models_record(PERF_RECORD_MMAP2));
 	T_OK(prec_session_models_record(PERF_RECORD_SAMPLE));
 	T_OK(!prec_session_models_record(PERF_RECORD_AUXTRACE));
-	T_OK(!prec_session_models_record(PERF_RECORD_THROTTLE));
+	T_OK(prec_session_models_record(PERF_RECORD_THROTTLE));
 }
 
 static const struct t_case cases[] = {
@@ -1015,6 +1057,7 @@ static const struct t_case cases[] = {
 	T(other_sample_type), T(aux_streams), T(aux_refs), T(tsc_conversion), T(thread_table),
 	T(warnings),	  T(address_spaces), T(kernel_text),	 T(exec_time_space),
 	T(warnings_at_finalize), T(stream_without_process), T(keep_snapshot),
+	T(throttle_records),
 };
 
 int main(int argc, char **argv)
