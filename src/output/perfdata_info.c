@@ -36,18 +36,20 @@ static void sample_type_str(struct prec_buf *b, uint64_t st)
 		prec_buf_printf(b, "0");
 }
 
+/* The names of the values of Intel PT's AUXTRACE_INFO, in their order (perf's intel-pt.h). */
+static const char *const pt_names[] = {
+	"pmu_type", "time_shift", "time_mult", "time_zero", "cap_user_time_zero",
+	"tsc_bit", "noretcomp_bit", "have_sched_switch", "snapshot_mode",
+	"per_cpu_mmaps", "mtc_bit", "mtc_freq_bits", "tsc_ctc_n", "tsc_ctc_d",
+	"cyc_bit", "max_nonturbo_ratio", "filter_str_len",
+};
+
 static void describe_pt(const struct prec_perfdata_header *pd, struct prec_buf *b)
 {
-	static const char *const names[] = {
-		"pmu_type", "time_shift", "time_mult", "time_zero", "cap_user_time_zero",
-		"tsc_bit", "noretcomp_bit", "have_sched_switch", "snapshot_mode",
-		"per_cpu_mmaps", "mtc_bit", "mtc_freq_bits", "tsc_ctc_n", "tsc_ctc_d",
-		"cyc_bit", "max_nonturbo_ratio", "filter_str_len",
-	};
 	size_t i;
 
-	for (i = 0; i < pd->npriv && i < PREC_ARRAY_SIZE(names); i++)
-		prec_buf_printf(b, "  %-20s %#" PRIx64 "\n", names[i], pd->priv[i]);
+	for (i = 0; i < pd->npriv && i < PREC_ARRAY_SIZE(pt_names); i++)
+		prec_buf_printf(b, "  %-20s %#" PRIx64 "\n", pt_names[i], pd->priv[i]);
 	if (pd->pt_filter)
 		prec_buf_printf(b, "  %-20s %s\n", "filter", pd->pt_filter);
 	if (pd->pt_have_evtrace)
@@ -357,12 +359,6 @@ static void json_events(const struct prec_perfdata_header *pd, FILE *out)
 
 static void json_auxtrace(const struct prec_perfdata_header *pd, FILE *out)
 {
-	static const char *const pt_names[] = {
-		"pmu_type", "time_shift", "time_mult", "time_zero", "cap_user_time_zero",
-		"tsc_bit", "noretcomp_bit", "have_sched_switch", "snapshot_mode",
-		"per_cpu_mmaps", "mtc_bit", "mtc_freq_bits", "tsc_ctc_n", "tsc_ctc_d",
-		"cyc_bit", "max_nonturbo_ratio", "filter_str_len",
-	};
 	size_t i;
 
 	if (!pd->have_info)
