@@ -430,6 +430,24 @@ static void usage(FILE *f)
 	       "             [--threads N] [--data loopy|noisy] [--repeat N]\n");
 }
 
+/* The table: each mode's rate, against the plain copy (the first row). */
+static void print_results(const struct result *res, int nres)
+{
+	int i;
+
+	printf("%-20s %10s %9s %11s %8s %8s\n", "mode", "MB/s", "vs copy", "file MiB", "ratio",
+	       "CPU s");
+	for (i = 0; i < nres; i++) {
+		double mbs = (double)res[i].bytes / res[i].secs / 1e6;
+		double base = (double)res[0].bytes / res[0].secs / 1e6;
+
+		printf("%-20s %10.0f %9.2f %11.1f %8.2f %8.2f\n", res[i].name, mbs, mbs / base,
+		       (double)res[i].file_bytes / (1 << 20),
+		       (double)res[i].bytes / (double)(res[i].file_bytes ? res[i].file_bytes : 1),
+		       res[i].cpu);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -540,17 +558,7 @@ int main(int argc, char **argv)
 			l++;
 		}
 	}
-	printf("%-20s %10s %9s %11s %8s %8s\n", "mode", "MB/s", "vs copy", "file MiB", "ratio",
-	       "CPU s");
-	for (i = 0; i < nres; i++) {
-		double mbs = (double)res[i].bytes / res[i].secs / 1e6;
-		double base = (double)res[0].bytes / res[0].secs / 1e6;
-
-		printf("%-20s %10.0f %9.2f %11.1f %8.2f %8.2f\n", res[i].name, mbs, mbs / base,
-		       (double)res[i].file_bytes / (1 << 20),
-		       (double)res[i].bytes / (double)(res[i].file_bytes ? res[i].file_bytes : 1),
-		       res[i].cpu);
-	}
+	print_results(res, nres);
 	free(pat);
 	return 0;
 fail:

@@ -562,6 +562,41 @@ static void parse_signal(const uint8_t *p, struct prec_sb *sb)
 	sb->u.sig.caller = prec_rd64(p + 32);
 }
 
+/* SWITCH and SWITCH_CPU_WIDE (whose 16 bytes are checked). */
+static void parse_switch(const uint8_t *p, uint32_t type, struct prec_sb *sb)
+{
+	sb->type = PREC_SB_SWITCH;
+	sb->u.sw.out = sb->misc & PERF_RECORD_MISC_SWITCH_OUT;
+	sb->u.sw.preempt = sb->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+	sb->u.sw.next_prev_pid = sb->u.sw.next_prev_tid = -1;
+	if (type == PERF_RECORD_SWITCH_CPU_WIDE) {
+		sb->u.sw.cpu_wide = true;
+		sb->u.sw.next_prev_pid = (int32_t)prec_rd32(p + 8);
+		sb->u.sw.next_prev_tid = (int32_t)prec_rd32(p + 12);
+	}
+}
+
+/*
+ * THROTTLE and UNTHROTTLE (32 bytes checked): u64 time, u64 id, u64
+ * stream_id, as perf_log_throttle() writes them; @st is the trailer's
+ * sample_type.
+ */
+static void parse_throttle(const struct prec_session *s, const uint8_t *p, uint64_t st,
+			   struct prec_sb *sb)
+{
+	int ev;
+
+	sb->type = PREC_SB_THROTTLE;
+	sb->u.throttle.id = prec_rd64(p + 16);
+	sb->u.throttle.unthrottle = prec_rd32(p) == PERF_RECORD_UNTHROTTLE;
+	if (!(st & PERF_SAMPLE_TIME))
+		sb->time = prec_rd64(p + 8);
+	/* the event is the one the body names (the trailer's is the same) */
+	ev = prec_session_event_by_id(s, sb->u.throttle.id);
+	if (ev >= 0)
+		sb->event = ev;
+}
+
 /* PERF_RECORD_COMM; the body ends at @body_end. */
 static int parse_comm(struct prec_session *s, const uint8_t *p, const uint8_t *body_end,
 		      struct prec_sb *sb)
@@ -653,16 +688,9 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 		break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		sb.type = PREC_SB_SWITCH;
-		sb.u.sw.out = misc & PERF_RECORD_MISC_SWITCH_OUT;
-		sb.u.sw.preempt = misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
-		sb.u.sw.next_prev_pid = sb.u.sw.next_prev_tid = -1;
-		if (type == PERF_RECORD_SWITCH_CPU_WIDE) {
+		if (type == PERF_RECORD_SWITCH_CPU_WIDE)
 			NEED(16);
-			sb.u.sw.cpu_wide = true;
-			sb.u.sw.next_prev_pid = (int32_t)prec_rd32(p + 8);
-			sb.u.sw.next_prev_tid = (int32_t)prec_rd32(p + 12);
-		}
+		parse_switch(p, type, &sb);
 		break;
 	case PERF_RECORD_ITRACE_START:
 		NEED(16);
@@ -679,16 +707,8 @@ static int parse_record(struct prec_session *s, const uint8_t *p, size_t size, i
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
-		/* u64 time, u64 id, u64 stream_id (perf_log_throttle()) */
 		NEED(32);
-		sb.type = PREC_SB_THROTTLE;
-		sb.u.throttle.id = prec_rd64(p + 16);
-		sb.u.throttle.unthrottle = type == PERF_RECORD_UNTHROTTLE;
-		if (!(st & PERF_SAMPLE_TIME))
-			sb.time = prec_rd64(p + 8);
-		/* the event is the one the body names (the trailer's is the same) */
-		if (prec_session_event_by_id(s, sb.u.throttle.id) >= 0)
-			sb.event = prec_session_event_by_id(s, sb.u.throttle.id);
+		parse_throttle(s, p, st, &sb);
 		break;
 	case PERF_RECORD_LOST:
 		NEED(24);
