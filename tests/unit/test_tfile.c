@@ -1737,6 +1737,13 @@ static void enospc_variant(bool async)
 	for (off = 0; w && off < n && !err; off += 40000)
 		err = prec_tfile_write_aux(w, 0, -1, off, src + off,
 					   PREC_MIN((size_t)40000, n - off));
+	/*
+	 * Async, the writer thread may not have met the full disk before the
+	 * last chunk was handed over (a loaded machine): the flush waits for
+	 * it and returns the sticky error.
+	 */
+	if (w && async && !err)
+		err = prec_tfile_writer_flush(w);
 	if (w) {
 		/*
 		 * The disk filled: the reserve took the chunk that hit it, trace
