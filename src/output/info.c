@@ -310,8 +310,7 @@ static int snapshot_list(struct prec_tfile_reader *r, const struct prec_tfile_ev
 			bytes = prec_rd64(p + 24);
 			time = prec_rd64(p + h->size - 24);
 			name = evs && ev >= 0 && (uint32_t)ev < evs->n ? evs->ev[ev].name : NULL;
-			why = reason == PREC_SNAP_SIGNAL ? "signal" : reason == PREC_SNAP_END ? "end" :
-			      reason == PREC_SNAP_TRIGGER ? "trigger" : "unknown";
+			why = prec_tfile_snap_reason(reason);
 			if (json) {
 				fprintf(out, "{\"type\":\"aux_snapshot\",\"index\":%u,\"time_ns\":%"
 					PRIu64 ",\"reason\":\"%s\",\"event\":", index, time, why);

@@ -314,9 +314,7 @@ static void sb_fields(const struct prec_session *s, const struct prec_sb *sb, FI
 		break;
 	case PREC_SB_SNAPSHOT:
 		fprintf(out, ",\"index\":%u,\"reason\":\"%s\",\"event\":", sb->u.snap.index,
-			sb->u.snap.reason == PREC_SNAP_SIGNAL ? "signal" :
-			sb->u.snap.reason == PREC_SNAP_END ? "end" :
-			sb->u.snap.reason == PREC_SNAP_TRIGGER ? "trigger" : "unknown");
+			prec_tfile_snap_reason(sb->u.snap.reason));
 		ev = sb->u.snap.event >= 0 ? prec_session_event(s, sb->u.snap.event) : NULL;
 		if (ev && ev->name)
 			prec_json_str(out, ev->name);

@@ -19,6 +19,20 @@
 #define EVENT_FIXED_V1 24u
 #define IMAGE_FIXED_V1 48u
 
+const char *prec_tfile_snap_reason(uint32_t reason)
+{
+	switch (reason) {
+	case PREC_SNAP_SIGNAL:
+		return "signal";
+	case PREC_SNAP_END:
+		return "end";
+	case PREC_SNAP_TRIGGER:
+		return "trigger";
+	default:
+		return "unknown";
+	}
+}
+
 const char *prec_tfile_type_name(unsigned type)
 {
 	static const char *const names[] = {

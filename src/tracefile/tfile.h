@@ -104,6 +104,8 @@ enum prec_tfile_type {
 #define PREC_SNAP_SIGNAL 1u			/* SIGUSR2 */
 #define PREC_SNAP_END 2u			/* the end of the recording */
 #define PREC_SNAP_TRIGGER 3u			/* an event with the snapshot term fired */
+/* The word for a PREC_SNAP_* reason: "signal", "end", "trigger" ("unknown" otherwise). */
+const char *prec_tfile_snap_reason(uint32_t reason);
 
 /* Returns a static name for a chunk type ("AUX", ...; "unknown" otherwise). */
 const char *prec_tfile_type_name(unsigned type);
