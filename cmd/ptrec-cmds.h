@@ -33,6 +33,6 @@ struct prec_evlist;
  * exit status (the error said).
  */
 int rec_filter_resolve(const char *const *texts, size_t n, const struct prec_evlist *el,
-		       bool emulate, bool dry, char **out);
+		       bool emulate, bool emulate_system, bool dry, char **out);
 
 #endif

@@ -12,14 +12,17 @@
 #include "spec/pmu.h"
 #include "base/util.h"
 
-/* The tracer's caps/num_address_ranges (0 when it has none or cannot be read). */
-static unsigned address_ranges(const char *pmu)
+/*
+ * The tracer's caps/num_address_ranges (0 when it has none or cannot be
+ * read); under --emulate, the software tracer's.
+ */
+static unsigned address_ranges(const char *pmu, bool emulate)
 {
 	struct prec_pmu *p = NULL;
 	const char *v;
 	uint64_t n = 0;
 
-	if (prec_pmu_load(pmu, &p))
+	if (emulate ? prec_pmu_load_emulated(&p) : prec_pmu_load(pmu, &p))
 		return 0;
 	v = prec_pmu_cap(p, "num_address_ranges");
 	if (!v || prec_parse_u64(v, 0, &n) || n > 64)
@@ -28,8 +31,20 @@ static unsigned address_ranges(const char *pmu)
 	return (unsigned)n;
 }
 
+/* What the software tracers cannot filter: 0, or EXIT_USAGE having said so. */
+static int emulated_filters(const struct prec_event *aux, bool emulate_system)
+{
+	if (!emulate_system && !strcmp(aux->pmu, "intel_pt"))
+		return 0;
+	cli_err("--filter: the %s does not apply address filters",
+		emulate_system ? "whole-system software tracer" : "CoreSight software tracer");
+	fprintf(stderr, "  hint: record without --filter and choose what to see when decoding "
+			"(ptdump --symbol, --time), or use --func\n");
+	return EXIT_USAGE;
+}
+
 int rec_filter_resolve(const char *const *texts, size_t n, const struct prec_evlist *el,
-		       bool emulate, bool dry, char **out)
+		       bool emulate, bool emulate_system, bool dry, char **out)
 {
 	struct prec_buf b = { 0 };
 	struct prec_diag d = { 0 };
@@ -40,16 +55,12 @@ int rec_filter_resolve(const char *const *texts, size_t n, const struct prec_evl
 	*out = NULL;
 	if (!n)
 		return -1;
-	if (emulate) {
-		cli_err("--filter: the software tracer does not apply address filters yet");
-		fprintf(stderr, "  hint: record without --filter and choose what to see when "
-				"decoding (ptdump --symbol, --time), or use --func\n");
-		return EXIT_USAGE;
-	}
 	if (prec_evlist_aux_index(el) < 0)
 		return cli_usage_error("record", "--filter applies to a tracer (intel_pt, cs_etm); "
 				       "the events given have none");
 	aux = prec_evlist_event(el, (size_t)prec_evlist_aux_index(el));
+	if ((emulate || emulate_system) && emulated_filters(aux, emulate_system))
+		return EXIT_USAGE;
 	for (i = 0; i < n; i++) {
 		unsigned k;
 
@@ -60,7 +71,7 @@ int rec_filter_resolve(const char *const *texts, size_t n, const struct prec_evl
 		}
 		ranges += k;
 	}
-	have = address_ranges(aux->pmu);
+	have = address_ranges(aux->pmu, emulate);
 	if (prec_filter_check_ranges(aux->pmu, have, ranges, &d) < 0) {
 		cli_diag(NULL, NULL, &d);
 		prec_buf_free(&b);

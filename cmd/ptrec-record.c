@@ -785,7 +785,8 @@ static int build_evlist(struct rec_cli *c, struct prec_evlist **elp, struct prec
 		return EXIT_USAGE;
 	}
 	c->o.el = el;
-	ret = rec_filter_resolve(c->filters, c->nfilters, el, c->o.emulate, c->dry, &c->filter);
+	ret = rec_filter_resolve(c->filters, c->nfilters, el, c->o.emulate, c->o.emulate_system,
+				 c->dry, &c->filter);
 	c->o.filter = c->filter;
 	return ret;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "common/maps.h"
 #include "common/tracer.h"
 #include "pt_enc.h"
 #include "x86.h"
@@ -29,6 +30,7 @@ static struct emu_pt_cfg cfg = { .branch = 1 };
 struct x86_thr {
 	struct emu_thr c;
 	struct emu_pt pt;
+	int filt_out; /* FilterEn is 0: address filters keep packets off */
 };
 
 static struct x86_thr *x86_of(struct emu_thr *t)
@@ -160,14 +162,31 @@ static void x86_trace_toggled(struct emu_thr *t, int on)
 	emu_pt_rs_reset(p);
 }
 
+/*
+ * FilterEn (SDM "IP Filtering"): with address filters it is evaluated where
+ * a taken branch or an event lands, not on sequential flow.
+ */
+static void set_filtered(struct x86_thr *x, int out)
+{
+	x->filt_out = out;
+	if (out)
+		x->c.sl->state |= EMU_SLOT_FILTERED;
+	else
+		x->c.sl->state &= ~EMU_SLOT_FILTERED;
+}
+
 static int x86_to_user(struct emu_thr *t, uint64_t ip)
 {
-	struct emu_pt *p = &x86_of(t)->pt;
+	struct x86_thr *x = x86_of(t);
+	struct emu_pt *p = &x->pt;
 
 	if (!cfg.branch)
 		return 0;
 	if (!p->psb_done)
 		emu_pt_psb_plus(p, 0, 0);
+	x->filt_out = emu_filtering() && !emu_filter_in(ip);
+	if (x->filt_out)
+		return 2; /* user code runs traced, but outside the filters: no packets */
 	emu_pt_mode_exec(p);
 	emu_pt_ip(p, ppt_tip_pge, ip, 0);
 	return 1;
@@ -180,8 +199,13 @@ static int x86_to_user(struct emu_thr *t, uint64_t ip)
  */
 static void x86_to_kernel(struct emu_thr *t, uint64_t ip, enum emu_entry why)
 {
-	struct emu_pt *p = &x86_of(t)->pt;
+	struct x86_thr *x = x86_of(t);
+	struct emu_pt *p = &x->pt;
 
+	if (x->filt_out) {
+		set_filtered(x, 0); /* PacketEn was 0: nothing to end */
+		return;
+	}
 	if (why != EMU_ENTRY_SYSCALL)
 		emu_pt_ip(p, ppt_fup, ip, 0);
 	emu_pt_ip(p, ppt_tip_pgd, 0, 1);
@@ -209,6 +233,37 @@ static int x86_classify(struct qemu_plugin_tb *tb, size_t n, struct emu_tb *b)
 }
 
 /*
+ * A taken branch of the TB's last instruction lands at @next with address
+ * filters set: returns 1 if FilterEn changes there. Leaving the filters is
+ * a TIP.PGD with the target, or with the IP suppressed after a conditional
+ * branch (the decoder knows its target), instead of the branch's packet;
+ * entering them a TIP.PGE at the target (MODE.Exec first), with no
+ * return compressed across the gap.
+ */
+static int filter_branch(struct emu_thr *t, uint64_t next, int cond)
+{
+	struct x86_thr *x = x86_of(t);
+	int in;
+
+	if (!emu_filtering() || !t->pkt_en)
+		return 0;
+	in = emu_filter_in(next);
+	if (!x->filt_out && !in) {
+		emu_pt_ip(&x->pt, ppt_tip_pgd, next, cond);
+		set_filtered(x, 1);
+		return 1;
+	}
+	if (x->filt_out && in) {
+		emu_pt_rs_reset(&x->pt);
+		emu_pt_mode_exec(&x->pt);
+		emu_pt_ip(&x->pt, ppt_tip_pge, next, 0);
+		set_filtered(x, 0);
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * The packets of the TB's last instruction: a TNT bit for a conditional
  * branch or a compressed return, a TIP for an indirect one.
  */
@@ -217,7 +272,7 @@ static int x86_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 {
 	struct emu_pt *x = &x86_of(t)->pt;
 	const struct emu_tb *p = t->cur;
-	int r = EMU_EXPECTED;
+	int r = EMU_EXPECTED, pe;
 
 	if (next == p->last && p->kind != EMU_BR_REPSTR && t->user && t->cur_done < p->ninsn &&
 	    !(p->target == next && (p->kind == EMU_BR_JMP || p->kind == EMU_BR_COND ||
@@ -239,46 +294,54 @@ static int x86_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 		emu_return_to_user(t, next);
 		return EMU_ARRIVED;
 	}
+	/* Packets flow: PacketEn, FilterEn included. */
+	pe = t->pkt_en && !x86_of(t)->filt_out;
 	switch (p->kind) {
 	case EMU_BR_NONE:
 	case EMU_BR_REPSTR:
 		*expect = p->next;
 		break;
 	case EMU_BR_COND:
-		if (next == p->target || next == p->next) {
-			if (t->pkt_en)
+		if (next == p->target && next != p->next && filter_branch(t, next, 1)) {
+			r = EMU_ARRIVED;
+		} else if (next == p->target || next == p->next) {
+			if (pe)
 				emu_pt_tnt_bit(x, next == p->target);
 			r = EMU_ARRIVED;
 		} else {
-			if (t->pkt_en)
+			if (pe)
 				emu_pt_tnt_bit(x, 0);
 			*expect = p->next;
 		}
 		break;
 	case EMU_BR_JMP:
+		if (next == p->target)
+			filter_branch(t, next, 0);
 		*expect = p->target;
 		break;
 	case EMU_BR_CALL:
 		/* libipt does not log a call to the next instruction (PIC idiom). */
-		if (t->pkt_en && p->target != p->next)
+		if (pe && p->target != p->next)
 			emu_pt_rs_push(x, p->next);
 		emu_shadow_push(t, p->next);
+		if (next == p->target)
+			filter_branch(t, next, 0);
 		*expect = p->target;
 		break;
 	case EMU_BR_ICALL:
-		if (t->pkt_en)
+		if (pe)
 			emu_pt_rs_push(x, p->next);
 		emu_shadow_push(t, p->next);
 		/* fall through */
 	case EMU_BR_IJMP:
 	case EMU_BR_FAR:
-		if (t->pkt_en)
+		if (!filter_branch(t, next, 0) && pe)
 			emu_pt_ip(x, ppt_tip, next, 0);
 		r = EMU_ARRIVED;
 		break;
 	case EMU_BR_RET:
 		*uret_fired = emu_shadow_ret(t, next);
-		if (t->pkt_en)
+		if (!filter_branch(t, next, 0) && pe)
 			emu_pt_ret(x, next);
 		r = EMU_ARRIVED;
 		break;
@@ -295,7 +358,7 @@ static int x86_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 static void x86_periodic(struct emu_thr *t, uint64_t ip)
 {
 	if (t->trace_en)
-		emu_pt_periodic(&x86_of(t)->pt, ip, t->pkt_en);
+		emu_pt_periodic(&x86_of(t)->pt, ip, t->pkt_en && !x86_of(t)->filt_out);
 }
 
 const struct emu_arch emu_arch = {

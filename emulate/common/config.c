@@ -58,6 +58,35 @@ static int parse_trigger(const char *rest)
 	return 0;
 }
 
+/* "OFFSET SIZE PATH" of a filter line. */
+static int parse_filter(const char *rest)
+{
+	struct emu_filt *f;
+	unsigned long long off, size;
+	struct stat st;
+	int pos = 0;
+
+	if (emu_cfg.nfilt >= EMU_MAX_FILT) {
+		emu_error("too many address filters (at most %d)", EMU_MAX_FILT);
+		return -1;
+	}
+	f = &emu_cfg.filt[emu_cfg.nfilt];
+	if (sscanf(rest, "%llu %llu %n", &off, &size, &pos) < 2 || !pos || !rest[pos] || !size) {
+		emu_error("bad filter line: %s", rest);
+		return -1;
+	}
+	f->off = off;
+	f->size = size;
+	f->path = strdup(rest + pos);
+	if (f->path && stat(f->path, &st) == 0) {
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+		f->have_ino = 1;
+	}
+	emu_cfg.nfilt++;
+	return 0;
+}
+
 static int parse(char *text, void (*key_cb)(const char *key, unsigned long long v),
 		 int (*check)(void))
 {
@@ -85,6 +114,9 @@ static int parse(char *text, void (*key_cb)(const char *key, unsigned long long 
 			emu_cfg.plugin = strdup(rest);
 		} else if (!strcmp(key, "trigger")) {
 			if (parse_trigger(rest) < 0)
+				return -1;
+		} else if (!strcmp(key, "filter")) {
+			if (parse_filter(rest) < 0)
 				return -1;
 		} else {
 			v = strtoull(rest, NULL, 0);

@@ -26,11 +26,24 @@ struct emu_trig {
 	int have_ino;
 };
 
+#define EMU_MAX_FILT 8
+
+/* An address filter: trace only in [off, off + size) of a file (FilterEn). */
+struct emu_filt {
+	uint64_t off, size;
+	char *path;
+	dev_t dev;      /* the file's identity, if it could be stat()ed */
+	ino_t ino;
+	int have_ino;
+};
+
 struct emu_cfg {
 	int start_paused, truth;
 	char *qemu, *plugin; /* for following exec */
 	struct emu_trig trig[EMU_MAX_TRIG];
 	int ntrig;
+	struct emu_filt filt[EMU_MAX_FILT];
+	int nfilt;
 };
 
 extern struct emu_cfg emu_cfg;

@@ -98,6 +98,48 @@ static void add_probes_for(const struct stat *st, uint64_t start, uint64_t len, 
 	pthread_mutex_unlock(&emu_lock);
 }
 
+/* The ranges of the address filters: [start, end), 0-0 until mapped. */
+static uint64_t g_filt_start[EMU_MAX_FILT], g_filt_end[EMU_MAX_FILT];
+
+int emu_filtering(void)
+{
+	return emu_cfg.nfilt > 0;
+}
+
+int emu_filter_in(uint64_t va)
+{
+	int i;
+
+	for (i = 0; i < emu_cfg.nfilt; i++)
+		if (va >= __atomic_load_n(&g_filt_start[i], __ATOMIC_RELAXED) &&
+		    va < __atomic_load_n(&g_filt_end[i], __ATOMIC_RELAXED))
+			return 1;
+	return 0;
+}
+
+/* perf_addr_filter_vma_adjust(): a mapping of a filter's file sets its range. */
+static void add_filters_for(const struct stat *st, uint64_t start, uint64_t len, uint64_t pgoff)
+{
+	int i;
+
+	pthread_mutex_lock(&emu_lock);
+	for (i = 0; i < emu_cfg.nfilt; i++) {
+		const struct emu_filt *f = &emu_cfg.filt[i];
+		uint64_t lo, hi;
+
+		if (!f->have_ino || f->dev != st->st_dev || f->ino != st->st_ino ||
+		    f->off >= pgoff + len || f->off + f->size <= pgoff)
+			continue;
+		lo = f->off < pgoff ? start : start + (f->off - pgoff);
+		hi = f->off + f->size > pgoff + len ? start + len : start + (f->off + f->size - pgoff);
+		/* The end first: a reader never sees a range larger than either. */
+		__atomic_store_n(&g_filt_end[i], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&g_filt_start[i], lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&g_filt_end[i], hi, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&emu_lock);
+}
+
 void emu_new_exec_map(int tid, int fd, const char *path, uint64_t start, uint64_t len,
 		      uint64_t pgoff, uint32_t prot, uint32_t flags)
 {
@@ -110,6 +152,7 @@ void emu_new_exec_map(int tid, int fd, const char *path, uint64_t start, uint64_
 	idn = emu_build_id(fd, id);
 	emu_sb_mmap2(tid, path, &st, id, idn, start, len, pgoff, prot, flags);
 	add_probes_for(&st, start, len, pgoff);
+	add_filters_for(&st, start, len, pgoff);
 	if (emu_arch.exec_mapped)
 		emu_arch.exec_mapped(start, len);
 }

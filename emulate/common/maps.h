@@ -38,4 +38,13 @@ int emu_have_probes(void);
  */
 int emu_probes_at(uint64_t va, int *trig, int max);
 
+/*
+ * Address filters (emu_cfg.filt), as the kernel applies them to a task's
+ * executable mappings (perf_addr_filter_vma_adjust()): each filter's range
+ * is where its file's bytes were last mapped. emu_filtering(): any filter
+ * configured; emu_filter_in(): @va lies in a filter's range (FilterEn).
+ */
+int emu_filtering(void);
+int emu_filter_in(uint64_t va);
+
 #endif

@@ -153,9 +153,15 @@ void emu_return_to_user(struct emu_thr *t, uint64_t ip)
 	t->user = 1;
 	if (!t->trace_en)
 		return;
-	if (emu_arch.to_user(t, ip)) {
+	switch (emu_arch.to_user(t, ip)) {
+	case 1:
 		t->pkt_en = 1;
 		t->sl->state = EMU_SLOT_USER;
+		break;
+	case 2: /* packets held back by the tracer's address filters */
+		t->pkt_en = 1;
+		t->sl->state = EMU_SLOT_USER | EMU_SLOT_FILTERED;
+		break;
 	}
 }
 

@@ -142,7 +142,8 @@ struct emu_arch {
 	/* TraceEn changed (pause, resume); called while "in the kernel". */
 	void (*trace_toggled)(struct emu_thr *t, int on);
 	/* User code resumes at @ip with tracing enabled: the packets that say
-	 * so. Returns 1 if packets flow now (pkt_en), 0 if not. */
+	 * so. Returns 1 if packets flow now (pkt_en), 0 if not, 2 if they
+	 * would but the tracer's address filters hold them back. */
 	int (*to_user)(struct emu_thr *t, uint64_t ip);
 	/* User code stops (pkt_en was set): the packets that say so. */
 	void (*to_kernel)(struct emu_thr *t, uint64_t ip, enum emu_entry why);

@@ -33,6 +33,8 @@
  *	    KIND:   uprobe OFFSET PATH | uretprobe OFFSET PATH |
  *	            sys_enter NR | sys_exit NR (NR -1: any) | insns PERIOD
  *	    PATH runs to the end of the line.
+ *	filter OFFSET SIZE PATH        an address filter (FilterEn range) of
+ *	                               PATH's bytes [OFFSET, OFFSET+SIZE)
  *
  * and the tracer's own. Intel PT (ptrec-emu.so):
  *	tsc 0|1, mtc 0|1, cyc 0|1, noretcomp 0|1, branch 0|1
@@ -80,6 +82,7 @@
 
 /* emu_slot.state */
 #define EMU_SLOT_USER 0x1u /* in user code with packets flowing (not in a syscall) */
+#define EMU_SLOT_FILTERED 0x2u /* ... except that address filters hold them back (FilterEn 0) */
 
 struct emu_shadow {
 	uint64_t ret;

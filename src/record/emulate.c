@@ -194,7 +194,10 @@ int prec_emu_run(const struct prec_emu_config *cfg, const struct prec_emu_ops *o
 {
 	struct prec_emurun run = { .tracer = &tracer, .cfg = cfg, .ops = ops };
 
-	if (cfg)
+	if (cfg) {
 		PREC_EMURUN_SET(&run, cfg);
+		run.filters = cfg->filters;
+		run.nfilters = cfg->nfilters;
+	}
 	return prec_emurun_run(&run, wstatus, diag);
 }

@@ -37,6 +37,7 @@
 
 #include "base/common.h"
 #include "record/emurun.h"
+#include "spec/filter.h"
 
 /* Event ids: the intel_pt event (group index 0) is 1; group member i is i + 1. */
 #define PREC_EMU_ID_PT 1
@@ -70,6 +71,9 @@ struct prec_emu_config {
 	bool start_paused;  /* aux-action=start-paused on the intel_pt event */
 	const struct prec_emu_trigger *triggers; /* borrowed */
 	size_t ntriggers;
+	/* Address filters (the kernel's, validated): FilterEn ranges. Borrowed. */
+	const struct prec_addr_filter *filters;
+	int nfilters;
 	const char *truth_path; /* ground truth output, NULL for none */
 	char *const *argv;      /* the workload, argv[0] looked up in PATH */
 	/* If not NULL, receives the user instructions the workload retired

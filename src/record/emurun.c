@@ -63,6 +63,16 @@ static int write_config(const struct prec_emurun *run, const struct prec_buf *li
 	if (lines->len)
 		prec_buf_append(&b, lines->data, lines->len);
 	prec_buf_printf(&b, "start_paused %d\ntruth %d\n", run->start_paused, !!run->truth_path);
+	for (i = 0; i < (size_t)run->nfilters; i++) {
+		const struct prec_addr_filter *f = &run->filters[i];
+
+		if (f->action != PREC_AF_FILTER || !f->size || !f->path || strchr(f->path, '\n')) {
+			r = -EINVAL;
+			goto out;
+		}
+		prec_buf_printf(&b, "filter %" PRIu64 " %" PRIu64 " %s\n", f->offset, f->size,
+				f->path);
+	}
 	for (i = 0; i < run->ntriggers; i++) {
 		const struct prec_emu_trigger *t = &run->triggers[i];
 
@@ -694,7 +704,9 @@ static int collect_trace(const struct prec_emurun *run, const struct emu_slot *s
 	memcpy(buf, s->buf + (from - s->aux_off), n);
 	/* A stream that never got going has nothing to end. */
 	if (run->tracer->close_stream && (n || (st && st->end)))
-		n += run->tracer->close_stream(s->c_held, s->c_nheld, s->c_state & EMU_SLOT_USER,
+		n += run->tracer->close_stream(s->c_held, s->c_nheld,
+					       (s->c_state & (EMU_SLOT_USER | EMU_SLOT_FILTERED)) ==
+						       EMU_SLOT_USER,
 					       stop_of(run, s).ip, buf + n, sizeof(buf) - n);
 	if (!n)
 		return 0;

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "base/common.h"
+#include "spec/filter.h"
 
 struct prec_buf;
 
@@ -119,6 +120,8 @@ struct prec_emurun {
 	bool start_paused;
 	const struct prec_emu_trigger *triggers; /* borrowed */
 	size_t ntriggers;
+	const struct prec_addr_filter *filters; /* FilterEn ranges (borrowed); Intel PT only */
+	int nfilters;
 	const char *truth_path; /* ground truth output, NULL for none */
 	char *const *argv;      /* the workload, argv[0] looked up in PATH */
 	uint64_t *insns;        /* if not NULL: user instructions retired, all threads */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -401,6 +402,53 @@ static void set_group_enabled(struct prec_kmodel *m, int li, bool on)
 		set_enabled(m, e, on);
 }
 
+/*
+ * perf_event_set_filter() on an AUX PMU: perf_event_set_addr_filter() parses
+ * the string (perf_event_parse_addr_filter(): file filters only in per-task
+ * events, EOPNOTSUPP; a path that is not a regular file, EINVAL), then the
+ * PMU validates it; a PMU without address filters (!has_addr_filter()) and
+ * no tracepoint gets EINVAL. Tracepoint filters are not modelled.
+ */
+static int set_filter(struct prec_kmodel *m, struct kev *e, const char *text)
+{
+	const struct kpmu *p = pmu_of(m, e->attr.type);
+	struct prec_addr_filter *f;
+	struct stat st;
+	unsigned ranges = 0;
+	int n, i, err = 0;
+
+	if (!p || !p->nr_addr_filters)
+		return -EINVAL;
+	n = prec_addr_filters_parse(text, e->attr.exclude_kernel, &f);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n && !err; i++) {
+		if (f[i].path && e->task == -1)
+			err = -EOPNOTSUPP;
+		else if (f[i].path && stat(f[i].path, &st))
+			err = -errno;
+		else if (f[i].path && !S_ISREG(st.st_mode))
+			err = -EINVAL;
+		/*
+		 * pt_event_addr_filters_validate() (arch/x86/events/intel/pt.c):
+		 * no single addresses, no 'start', at most num_address_ranges.
+		 * The software tracer implements FilterEn ranges, not TraceStop:
+		 * a 'stop' range is refused as unsupported too.
+		 */
+		else if (!f[i].size || f[i].action != PREC_AF_FILTER ||
+			 ++ranges > p->nr_addr_filters)
+			err = -EOPNOTSUPP;
+	}
+	if (err) {
+		prec_addr_filters_free(f, n);
+		return err;
+	}
+	prec_addr_filters_free(e->filt, e->nfilt);
+	e->filt = f;
+	e->nfilt = n;
+	return 0;
+}
+
 static int m_ioctl(void *ctx, int fd, unsigned long req, uintptr_t arg)
 {
 	struct prec_kmodel *m = ctx;
@@ -432,6 +480,8 @@ static int m_ioctl(void *ctx, int fd, unsigned long req, uintptr_t arg)
 			return -EINVAL;
 		e->paused = arg != 0;
 		return 0;
+	case PERF_EVENT_IOC_SET_FILTER:
+		return set_filter(m, e, (const char *)arg);
 	default:
 		return -ENOTTY;
 	}
@@ -907,6 +957,8 @@ void prec_kmodel_free(struct prec_kmodel *m)
 		free(m->rings[i].aux);
 	}
 	free(m->rings);
+	for (i = 0; i < m->nev; i++)
+		prec_addr_filters_free(m->ev[i].filt, m->ev[i].nfilt);
 	free(m->ev);
 	free(m->pmus);
 	if (m->wake_fd >= 0)
@@ -915,11 +967,23 @@ void prec_kmodel_free(struct prec_kmodel *m)
 	free(m);
 }
 
+int prec_kmodel_set_addr_filters(struct prec_kmodel *m, uint32_t type, unsigned n)
+{
+	size_t i;
+
+	for (i = 0; i < m->npmus; i++)
+		if (m->pmus[i].type == type) {
+			m->pmus[i].nr_addr_filters = n;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 int prec_kmodel_add_pmu(struct prec_kmodel *m, uint32_t type, unsigned caps)
 {
 	if (PREC_ARRAY_RESERVE(m->pmus, m->npmus, 1))
 		return -ENOMEM;
-	m->pmus[m->npmus++] = (struct kpmu){ type, caps };
+	m->pmus[m->npmus++] = (struct kpmu){ type, caps, 0 };
 	return 0;
 }
 

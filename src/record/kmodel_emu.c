@@ -540,6 +540,24 @@ static void enable_on_exec(struct prec_kmodel *m)
 			m->ev[i].enabled = true;
 }
 
+/*
+ * The tracer's address filters, as perf_event_addr_filters_apply() gives them
+ * to the PMU: the recorder sets the same ones on each of its tracer events,
+ * so the first event's are the run's.
+ */
+static void address_filters(struct prec_kmodel *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nev; i++) {
+		if (!m->ev[i].open || !(m->ev[i].caps & PREC_KMODEL_CAP_AUX) || !m->ev[i].nfilt)
+			continue;
+		m->emu->pt.filters = m->ev[i].filt;
+		m->emu->pt.nfilters = m->ev[i].nfilt;
+		return;
+	}
+}
+
 static int t_start(void *ctx, struct prec_diag *d)
 {
 	struct prec_kmodel *m = ctx;
@@ -550,6 +568,7 @@ static int t_start(void *ctx, struct prec_diag *d)
 	x->etm.argv = x->argv;
 	pthread_mutex_lock(&m->lock);
 	enable_on_exec(m);
+	address_filters(m);
 	pthread_mutex_unlock(&m->lock);
 	r = pthread_create(&x->thread, NULL, run_thread, m);
 	if (r)
@@ -619,6 +638,9 @@ int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg
 		x->etm = *cfg->etm;
 	err = prec_kmodel_add_pmu(m, cfg->aux_type,
 				  PREC_KMODEL_CAP_AUX | PREC_KMODEL_CAP_AUX_PAUSE);
+	/* pt_pmu_hw_init(): nr_addr_filters from CPUID.(EAX=14H,ECX=1):EAX[2:0]. */
+	if (!err && cfg->pt)
+		err = prec_kmodel_set_addr_filters(m, cfg->aux_type, prec_emu_cpu.cpuid_14_1[0] & 7);
 	nt = cfg->pt ? x->pt.ntriggers : x->etm.ntriggers;
 	/* The triggers' PMUs: uprobes and counters (software and tracepoints are known). */
 	for (i = 0; i < nt && !err; i++) {

@@ -18,10 +18,12 @@
 
 #include "record/kernel.h"
 #include "record/kmodel_limits.h"
+#include "spec/filter.h"
 
 struct kpmu {
 	uint32_t type;
 	unsigned caps;
+	unsigned nr_addr_filters; /* pmu->nr_addr_filters: 0 for none */
 };
 
 /* A ring buffer (struct perf_buffer): the mapped data ring and its AUX area. */
@@ -56,6 +58,8 @@ struct kev {
 	bool counting;                   /* enabled, and so is its leader */
 	uint64_t enabled_ns, enabled_at; /* time spent counting; up to when (CLOCK_MONOTONIC) */
 	uint64_t lost_samples; /* records of its that found no room (event->lost_samples) */
+	struct prec_addr_filter *filt; /* its address filters (event->addr_filters) */
+	int nfilt;
 };
 
 struct kemu;

@@ -188,3 +188,103 @@ int prec_filter_check_ranges(const char *pmu, unsigned have, unsigned given, str
 				 "this tracer cannot filter by address here; filter when decoding");
 	return -EOPNOTSUPP;
 }
+
+/* ---- the kernel's side: perf_event_parse_addr_filter() ------------------ */
+
+void prec_addr_filters_free(struct prec_addr_filter *f, int n)
+{
+	int i;
+
+	for (i = 0; f && i < n; i++)
+		free(f[i].path);
+	free(f);
+}
+
+/* kstrtoul(s, 0, ...): the whole of @s is one number (0x hex, 0 octal, decimal). */
+static int kernel_number(const char *s, size_t len, uint64_t *v)
+{
+	char buf[32];
+
+	if (!len || len >= sizeof(buf) || !isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	return prec_parse_u64(buf, 0, v) ? -EINVAL : 0;
+}
+
+/* A SOURCE token (if_tokens' %u/%u@%s, %u/%u, %u@%s, %u) into @f. */
+static int parse_source(const char *tok, struct prec_addr_filter *f)
+{
+	size_t a = strcspn(tok, "/@");
+	const char *p = tok + a;
+
+	if (kernel_number(tok, a, &f->offset))
+		return -EINVAL;
+	if (*p == '/') {
+		size_t b = strcspn(p + 1, "@");
+
+		if (kernel_number(p + 1, b, &f->size))
+			return -EINVAL;
+		p += 1 + b;
+	}
+	if (*p == '@') {
+		if (!p[1])
+			return -EINVAL;
+		f->path = strdup(p + 1);
+		if (!f->path)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int prec_addr_filters_parse(const char *text, bool exclude_kernel, struct prec_addr_filter **out)
+{
+	static const char *const actions[] = { "filter", "start", "stop" };
+	struct prec_addr_filter *f = NULL;
+	char *copy = strdup(text ? text : ""), *s, *tok;
+	int n = 0, err = 0;
+	bool want_source = false;
+
+	*out = NULL;
+	if (!copy)
+		return -ENOMEM;
+	for (s = copy; !err && (tok = strsep(&s, " ,\n"));) {
+		size_t k;
+
+		if (!*tok)
+			continue;
+		if (!want_source) {
+			void *g = realloc(f, (size_t)(n + 1) * sizeof(*f));
+
+			if (!g) {
+				err = -ENOMEM;
+				break;
+			}
+			f = g;
+			memset(&f[n], 0, sizeof(*f));
+			for (k = 0; k < 3 && strcmp(tok, actions[k]); k++)
+				;
+			if (k == 3)
+				err = -EINVAL;
+			f[n].action = (enum prec_af_action)k;
+			want_source = true;
+			continue;
+		}
+		err = parse_source(tok, &f[n]);
+		/* A range filter needs a size; kernel addresses not with exclude_kernel. */
+		if (!err && ((f[n].action == PREC_AF_FILTER && !f[n].size) ||
+			     (!f[n].path && exclude_kernel)))
+			err = -EINVAL;
+		n++;
+		want_source = false;
+	}
+	if (!err && want_source)
+		err = -EINVAL; /* an action without its source */
+	free(copy);
+	if (err) {
+		prec_addr_filters_free(f, n + (want_source ? 1 : 0));
+		return err;
+	}
+	*out = f;
+	return n;
+}

@@ -36,4 +36,26 @@ int prec_filter_resolve(const char *text, struct prec_buf *out, unsigned *nrange
  */
 int prec_filter_check_ranges(const char *pmu, unsigned have, unsigned given, struct prec_diag *d);
 
+/* One address filter as the kernel holds it (struct perf_addr_filter). */
+enum prec_af_action { PREC_AF_FILTER, PREC_AF_START, PREC_AF_STOP };
+
+struct prec_addr_filter {
+	enum prec_af_action action;
+	uint64_t offset; /* file offset with @path, else a kernel address */
+	uint64_t size;   /* 0: a single address */
+	char *path;      /* NULL: a kernel address */
+};
+
+/*
+ * Parses the kernel's filter string (what PERF_EVENT_IOC_SET_FILTER takes
+ * for an AUX PMU) as perf_event_parse_addr_filter() in kernel/events/core.c
+ * does: "ACTION SOURCE" pairs separated by spaces, commas or newlines, ACTION
+ * filter|start|stop, SOURCE ADDR/SIZE@PATH, ADDR/SIZE, ADDR@PATH or ADDR.
+ * @exclude_kernel refuses kernel addresses. Returns the number of filters
+ * (*@out, free with prec_addr_filters_free) or -EINVAL / -ENOMEM. Paths are
+ * not looked up here.
+ */
+int prec_addr_filters_parse(const char *text, bool exclude_kernel, struct prec_addr_filter **out);
+void prec_addr_filters_free(struct prec_addr_filter *f, int n);
+
 #endif

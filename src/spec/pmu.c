@@ -49,8 +49,9 @@ static const struct {
  * What the software tracer implements, in the kernel's caps/ vocabulary (hex
  * bit masks as pt_cap_show() prints them). The MTC, PSB and CYC value sets
  * are those of common hardware, so emulated recordings look like real ones;
- * PTWRITE, power events, event trace, TNT disable and address filters are not
- * emulated, so the terms that need them are refused as the kernel would.
+ * PTWRITE, power events, event trace and TNT disable are not emulated, so
+ * the terms that need them are refused as the kernel would. IP filtering is:
+ * two address ranges (CPUID.(EAX=14H,ECX=1):EAX[2:0] of prec_emu_cpu).
  */
 static const struct {
 	const char *name, *value;
@@ -58,7 +59,7 @@ static const struct {
 	{ "max_subleaf", "1" },
 	{ "cr3_filtering", "0" },
 	{ "psb_cyc", "1" },
-	{ "ip_filtering", "0" },
+	{ "ip_filtering", "1" },
 	{ "mtc", "1" },
 	{ "ptwrite", "0" },
 	{ "power_event_trace", "0" },
@@ -69,7 +70,7 @@ static const struct {
 	{ "single_range_output", "1" },
 	{ "output_subsys", "0" },
 	{ "payloads_lip", "0" },
-	{ "num_address_ranges", "0" },
+	{ "num_address_ranges", "2" },
 	{ "mtc_periods", "249" },
 	{ "cycle_thresholds", "3fff" },
 	{ "psb_periods", "3f" },

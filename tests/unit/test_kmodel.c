@@ -492,9 +492,82 @@ static void mlock_budget(void)
 	prec_kmodel_free(m);
 }
 
+/* @tmpl with each "%s" replaced by @path. */
+static void subst_path(char *out, size_t size, const char *tmpl, const char *path)
+{
+	size_t n = 0;
+
+	while (*tmpl && n + 1 < size) {
+		if (tmpl[0] == '%' && tmpl[1] == 's') {
+			n += (size_t)snprintf(out + n, size - n, "%s", path);
+			if (n >= size)
+				n = size - 1;
+			tmpl += 2;
+		} else {
+			out[n++] = *tmpl++;
+		}
+	}
+	out[n] = 0;
+}
+
+/*
+ * PERF_EVENT_IOC_SET_FILTER on the tracer: the kernel's parser
+ * (perf_event_parse_addr_filter) and intel_pt's validation
+ * (pt_event_addr_filters_validate), with the errno of each refusal.
+ */
+static void addr_filters(void)
+{
+	static const struct {
+		const char *text;
+		int cpu_wide, want;
+	} c[] = {
+		{ "filter 0x1000/0x40@%s", 0, 0 },
+		{ "filter 0x1000/0x40@%s,filter 4096/16@%s", 0, 0 },
+		{ "filter 0x1000/0x40@%s filter 0x2000/0x10@%s filter 0x3000/0x10@%s", 0, EOPNOTSUPP },
+		{ "start 0x1000@%s", 0, EOPNOTSUPP },     /* intel_pt: no 'start' */
+		{ "stop 0x1000@%s", 0, EOPNOTSUPP },      /* no single address */
+		{ "filter 0x1000@%s", 0, EINVAL },        /* a range needs a size */
+		{ "filter 0x1000/0x40@%s", 1, EOPNOTSUPP }, /* files need a task */
+		{ "filter 0x1000/0x40@/nonexistent/file", 0, ENOENT },
+		{ "filter 0x1000/0x40@/", 0, EINVAL },    /* not a regular file */
+		{ "filter 0xffffffff81000000/0x100", 0, EINVAL }, /* exclude_kernel */
+		{ "trace 0x1000/0x40@%s", 0, EINVAL },
+		{ "filter", 0, EINVAL },
+		{ "filter 0x/0x40@%s", 0, EINVAL },
+	};
+	struct prec_kmodel *m = model();
+	const struct prec_kernel *k;
+	struct prec_attr a;
+	char self[4096], text[16384];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t i;
+
+	if (!T_OK(m) || !T_OK(n > 0))
+		return;
+	self[n] = 0;
+	k = prec_kmodel_kernel(m);
+	make_attr(&a, E_AUX, 0);
+	for (i = 0; i < T_N(c); i++) {
+		int fd;
+
+		fd = k->open(k->ctx, &a, c[i].cpu_wide ? -1 : 0, c[i].cpu_wide ? 0 : -1, -1, 0);
+		if (!T_OK(fd >= 0))
+			continue;
+		subst_path(text, sizeof(text), c[i].text, self);
+		/* No address filters on the PMU: EINVAL, as for any PMU without them. */
+		T_EQ_INT(prec_kernel_set_filter(k, fd, text), -EINVAL);
+		prec_kmodel_set_addr_filters(m, AUX_TYPE, 2);
+		t_check(prec_kernel_set_filter(k, fd, text) == -c[i].want, __FILE__, __LINE__,
+			"'%s': want %s", c[i].text, c[i].want ? strerror(c[i].want) : "success");
+		prec_kmodel_set_addr_filters(m, AUX_TYPE, 0);
+		k->close(k->ctx, fd);
+	}
+	prec_kmodel_free(m);
+}
+
 static const struct t_case cases[] = {
 	T(rules_model), T(rules_kernel), T(aux_model_only), T(fds_and_poll), T(recorder_over_model),
-	T(exec_enables_once), T(mlock_budget),
+	T(exec_enables_once), T(mlock_budget), T(addr_filters),
 };
 
 int main(int argc, char **argv)

@@ -47,6 +47,12 @@
  * file nor on disk), so nothing in it has a name: addresses in it are shown
  * as numbers.
  *
+ * -f NAME: the recording had the address filter "filter NAME @ OBJ" (the
+ * function's symbol range): as the Intel SDM's IP filtering, whether a thread
+ * is traced (FilterEn) is decided where a taken branch or an event (thread
+ * start, return from a system call, resume, interruption) lands, by whether
+ * that address lies in NAME; sequential flow does not change it. Repeatable.
+ *
  * Exit status: 0, 1 on bad input (with a message), 2 for usage.
  */
 #include <capstone/capstone.h>
@@ -838,6 +844,7 @@ static size_t npwins, cpwins;
 struct thr {
 	int tid;
 	bool on;		/* TraceEn */
+	bool fin;		/* -f: FilterEn */
 	bool have_prev;
 	bool prev_on;		/* the previous block ran traced */
 	struct insn prev;	/* its last instruction */
@@ -1016,6 +1023,39 @@ static void pop_to(struct thr *t, uint64_t to)
 		}
 }
 
+/* -f: the functions of the address filters. */
+static const char **filt_names;
+static size_t nfilt_names;
+
+/* -f: @addr lies in a filtered function (FilterEn there). */
+static bool in_filter(struct thr *t, uint64_t addr)
+{
+	const char *file;
+	const struct sym *s = sym_of(t, addr, &file);
+	size_t i;
+
+	for (i = 0; s && i < nfilt_names; i++)
+		if (!strcmp(s->name, filt_names[i]))
+			return true;
+	return false;
+}
+
+/*
+ * -f: FilterEn for the step to @start: unchanged by sequential flow (the
+ * previous block fell through to @start), else decided at @start.
+ */
+static bool filter_at(struct thr *t, uint64_t start)
+{
+	const struct insn *x = &t->prev;
+
+	if (!nfilt_names)
+		return true;
+	if (t->have_prev && !t->marks && (x->kind == K_OTHER || x->kind == K_JCC) &&
+	    start == x->next)
+		return t->fin;
+	return in_filter(t, start);
+}
+
 /* Trace begins and ends are lines of the call-ret trace only. */
 static void trace_begin(struct thr *t, uint64_t ip)
 {
@@ -1137,7 +1177,9 @@ static void mark_sample_used(struct thr *t, uint64_t ip, uint64_t index)
 static void step(struct thr *t, uint64_t start)
 {
 	int pid = tid_pid(t->tid);
-	bool traced_cont = t->have_prev && t->prev_on && t->on;
+	bool fin = filter_at(t, start);
+	bool on = t->on && fin; /* traced from @start on */
+	bool traced_cont = t->have_prev && t->prev_on && on;
 
 	if (t->have_prev && t->prev_on) {
 		const struct insn *x = &t->prev;
@@ -1190,9 +1232,14 @@ static void step(struct thr *t, uint64_t start)
 			trace_end(t, start);
 			ended = true;
 		}
-		if (ended && t->on)
+		if (!ended && !on) {
+			/* -f: a branch left the filters (TIP.PGD): tracing ends at it */
+			trace_end(t, t->prev.ip);
+			ended = true;
+		}
+		if (ended && on)
 			trace_begin(t, start);
-	} else if (t->on) {
+	} else if (on) {
 		sample_trap(t, start);
 		if (t->have_prev && t->prev.kind == K_SYSCALL)
 			exec_check(t, pid, start);
@@ -1203,6 +1250,7 @@ static void step(struct thr *t, uint64_t start)
 			exec_check(t, pid, start);
 	}
 	t->marks = false;
+	t->fin = fin;
 }
 
 static void on_block(struct thr *t, uint64_t start, uint64_t end, uint32_t count)
@@ -1222,7 +1270,7 @@ static void on_block(struct thr *t, uint64_t start, uint64_t end, uint32_t count
 		    " (%u instructions) from the mapped files",
 		    t->tid, start, end, count);
 	t->prev = last;
-	t->prev_on = t->on;
+	t->prev_on = t->on && t->fin;
 	t->have_prev = true;
 	t->index += count;
 	t->prev_win = t->win;
@@ -1239,9 +1287,10 @@ static void on_block(struct thr *t, uint64_t start, uint64_t end, uint32_t count
  */
 static void on_kill(struct thr *t, uint64_t ip)
 {
-	bool on = t->have_prev && t->prev_on && t->on;
+	bool on;
 
 	step(t, ip);
+	on = t->have_prev && t->prev_on && t->on && t->fin;
 	if (on)
 		trace_end(t, ip);
 	t->have_prev = false;
@@ -1268,7 +1317,8 @@ static void on_mark(struct thr *t, bool resume, uint64_t ip, uint64_t index)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: decode_truth [-r|-p] [-m PATH] [-t TRIGGER]... SIDEBAND TRUTH\n");
+	fprintf(stderr, "usage: decode_truth [-r|-p] [-m PATH] [-t TRIGGER]... [-f FUNCTION]... "
+			"SIDEBAND TRUTH\n");
 	exit(2);
 }
 
@@ -1279,8 +1329,12 @@ int main(int argc, char **argv)
 	size_t lineno = 0, i;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "prum:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "prum:t:f:")) != -1) {
 		switch (opt) {
+		case 'f':
+			filt_names = xrealloc(filt_names, (nfilt_names + 1) * sizeof(char *));
+			filt_names[nfilt_names++] = optarg;
+			break;
 		case 'm':
 			missing_path = optarg;
 			break;
