@@ -13,31 +13,39 @@
 #include "base/util.h"
 
 /*
- * The tracer's caps/num_address_ranges (0 when it has none or cannot be
- * read); under --emulate, the software tracer's.
+ * The tracer's address ranges: intel_pt's caps/num_address_ranges, else the
+ * PMU's nr_addr_filters (cs_etm: the comparators the driver offers); 0 when
+ * it has none or they cannot be read. Under --emulate, the software tracer's.
  */
 static unsigned address_ranges(const char *pmu, bool emulate)
 {
 	struct prec_pmu *p = NULL;
 	const char *v;
 	uint64_t n = 0;
+	int err;
 
-	if (emulate ? prec_pmu_load_emulated(&p) : prec_pmu_load(pmu, &p))
+	if (emulate)
+		err = strcmp(pmu, "intel_pt") ? prec_pmu_load_emulated_etm(&p)
+					      : prec_pmu_load_emulated(&p);
+	else
+		err = prec_pmu_load(pmu, &p);
+	if (err)
 		return 0;
 	v = prec_pmu_cap(p, "num_address_ranges");
-	if (!v || prec_parse_u64(v, 0, &n) || n > 64)
+	if (v ? prec_parse_u64(v, 0, &n) || n > 64 : p->nr_addr_filters < 0)
 		n = 0;
+	else if (!v)
+		n = p->nr_addr_filters > 64 ? 64 : (uint64_t)p->nr_addr_filters;
 	prec_pmu_free(p);
 	return (unsigned)n;
 }
 
 /* What the software tracers cannot filter: 0, or EXIT_USAGE having said so. */
-static int emulated_filters(const struct prec_event *aux, bool emulate_system)
+static int emulated_filters(bool emulate_system)
 {
-	if (!emulate_system && !strcmp(aux->pmu, "intel_pt"))
+	if (!emulate_system)
 		return 0;
-	cli_err("--filter: the %s does not apply address filters",
-		emulate_system ? "whole-system software tracer" : "CoreSight software tracer");
+	cli_err("--filter: the whole-system software tracer does not apply address filters");
 	fprintf(stderr, "  hint: record without --filter and choose what to see when decoding "
 			"(ptdump --symbol, --time), or use --func\n");
 	return EXIT_USAGE;
@@ -59,7 +67,7 @@ int rec_filter_resolve(const char *const *texts, size_t n, const struct prec_evl
 		return cli_usage_error("record", "--filter applies to a tracer (intel_pt, cs_etm); "
 				       "the events given have none");
 	aux = prec_evlist_event(el, (size_t)prec_evlist_aux_index(el));
-	if ((emulate || emulate_system) && emulated_filters(aux, emulate_system))
+	if (emulated_filters(emulate_system))
 		return EXIT_USAGE;
 	for (i = 0; i < n; i++) {
 		unsigned k;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/maps.h"
 #include "common/tracer.h"
 #include "a64.h"
 #include "etm_enc.h"
@@ -58,6 +59,7 @@ struct etm_thr {
 	uint64_t sync_at;  /* stream offset of the last A-sync */
 	uint64_t sync_end; /* stream offset just after the last sync's packets */
 	uint64_t dec_pos;  /* where a decoder stands: after the last P0 element */
+	int view_out;      /* ViewInst inactive: outside the address filters' ranges */
 };
 
 struct xmap {
@@ -258,17 +260,61 @@ static void etm_trace_toggled(struct emu_thr *t, int on)
 		etm(t)->synced = 0;
 }
 
+/*
+ * Address filters are ViewInst include ranges: an instruction outside them
+ * is not traced, and tracing that starts again is Trace On and an Address
+ * with Context packet. ViewInst is decided per instruction; the tracer
+ * decides it per block, by the block's first instruction, which is the
+ * same for ranges that begin and end at block boundaries (whole functions).
+ */
+static void set_view_out(struct etm_thr *x, int out)
+{
+	x->view_out = out;
+	if (out)
+		x->c.sl->state |= EMU_SLOT_FILTERED;
+	else
+		x->c.sl->state &= ~EMU_SLOT_FILTERED;
+}
+
 static int etm_to_user(struct emu_thr *t, uint64_t ip)
 {
-	put_trace_on(etm(t), ip);
+	struct etm_thr *x = etm(t);
+
+	x->view_out = emu_filtering() && !emu_filter_in(ip);
+	if (x->view_out)
+		return 2; /* EL0 runs traced, but outside the filters: no packets */
+	put_trace_on(x, ip);
 	return 1;
 }
 
 /* An SVC is an exception into EL1, which this EL0-only trace does not see. */
 static void etm_to_kernel(struct emu_thr *t, uint64_t ip, enum emu_entry why)
 {
-	put_exception(etm(t), why == EMU_ENTRY_SYSCALL ? ETM_EXC_CALL :
-			      why == EMU_ENTRY_BREAKPOINT ? ETM_EXC_INST_DEBUG : ETM_EXC_IRQ, ip);
+	struct etm_thr *x = etm(t);
+
+	if (x->view_out) {
+		set_view_out(x, 0); /* not traced there: nothing to say */
+		return;
+	}
+	put_exception(x, why == EMU_ENTRY_SYSCALL ? ETM_EXC_CALL :
+			 why == EMU_ENTRY_BREAKPOINT ? ETM_EXC_INST_DEBUG : ETM_EXC_IRQ, ip);
+}
+
+/* A block at @next is reached in sequence or by a branch: ViewInst there. */
+static void view_at(struct emu_thr *t, uint64_t next)
+{
+	struct etm_thr *x = etm(t);
+	int in;
+
+	if (!t->pkt_en || !emu_filtering())
+		return;
+	in = emu_filter_in(next);
+	if (x->view_out && in) {
+		put_trace_on(x, next);
+		set_view_out(x, 0);
+	} else if (!x->view_out && !in) {
+		set_view_out(x, 1);
+	}
 }
 
 /* An E atom for each ISB among instructions [from, to): an ISB is a P0 element. */
@@ -278,7 +324,7 @@ static void etm_ran(struct emu_thr *t, uint32_t from, uint32_t to)
 	const struct etm_tb *p = emu_container_of(t->cur, struct etm_tb, c);
 	uint32_t i;
 
-	if (!t->pkt_en)
+	if (!t->pkt_en || x->view_out)
 		return;
 	for (i = 0; i < p->nisb; i++)
 		if (p->isb[i] >= from && p->isb[i] < to) {
@@ -342,7 +388,7 @@ static int etm_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 {
 	struct etm_thr *x = etm(t);
 	const struct emu_tb *p = t->cur;
-	int r = EMU_EXPECTED;
+	int r = EMU_EXPECTED, pe;
 
 	emu_finish_tb(t);
 	t->cur = NULL;
@@ -350,6 +396,7 @@ static int etm_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 		emu_return_to_user(t, next);
 		return EMU_ARRIVED;
 	}
+	pe = t->pkt_en && !x->view_out; /* the block ran traced */
 	switch (p->kind) {
 	case A64_OTHER:
 	case A64_SVC:
@@ -357,20 +404,20 @@ static int etm_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 		*expect = p->next;
 		break;
 	case A64_ISB:
-		if (t->pkt_en)
+		if (pe)
 			put_atom(x, 1);
 		x->dec_pos = p->next;
 		*expect = p->next;
 		break;
 	case A64_COND:
 		if (next == p->target || next == p->next) {
-			if (t->pkt_en)
+			if (pe)
 				put_atom(x, next == p->target);
 			x->dec_pos = next;
 			r = EMU_ARRIVED;
 		} else {
 			/* Interrupted right after it: which way it went is unknown. */
-			if (t->pkt_en)
+			if (pe)
 				put_atom(x, 0);
 			x->dec_pos = p->next;
 			*expect = p->next;
@@ -380,7 +427,7 @@ static int etm_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 		emu_shadow_push(t, p->next);
 		/* fall through */
 	case A64_JMP:
-		if (t->pkt_en)
+		if (pe)
 			put_atom(x, 1);
 		x->dec_pos = p->target;
 		*expect = p->target;
@@ -392,7 +439,7 @@ static int etm_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 	case A64_RET:
 		if (p->kind == A64_RET)
 			*uret_fired = emu_shadow_ret(t, next);
-		if (t->pkt_en) {
+		if (pe) {
 			put_atom(x, 1);
 			put_target(x, next);
 		}
@@ -400,6 +447,9 @@ static int etm_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 		r = EMU_ARRIVED;
 		break;
 	}
+	/* Where the thread goes on for sure (else the core sees an interruption). */
+	if (r == EMU_ARRIVED || next == *expect)
+		view_at(t, next);
 	return r;
 }
 
@@ -411,7 +461,7 @@ static void etm_periodic(struct emu_thr *t, uint64_t ip)
 {
 	struct etm_thr *x = etm(t);
 
-	if (!t->pkt_en || emu_stream_pos(t) - x->sync_at < (1ull << cfg.sync_period))
+	if (!t->pkt_en || x->view_out || emu_stream_pos(t) - x->sync_at < (1ull << cfg.sync_period))
 		return;
 	put_sync(x);
 	room(x);

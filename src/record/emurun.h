@@ -120,7 +120,7 @@ struct prec_emurun {
 	bool start_paused;
 	const struct prec_emu_trigger *triggers; /* borrowed */
 	size_t ntriggers;
-	const struct prec_addr_filter *filters; /* FilterEn ranges (borrowed); Intel PT only */
+	const struct prec_addr_filter *filters; /* address filter ranges (borrowed) */
 	int nfilters;
 	const char *truth_path; /* ground truth output, NULL for none */
 	char *const *argv;      /* the workload, argv[0] looked up in PATH */

@@ -220,6 +220,8 @@ int prec_etm_run(const struct prec_etm_config *cfg, const struct prec_etm_ops *o
 	if (cfg) {
 		c.st.base = cfg->csid_base ? cfg->csid_base : PREC_ETM_CSID_BASE;
 		PREC_EMURUN_SET(&run, cfg);
+		run.filters = cfg->filters;
+		run.nfilters = cfg->nfilters;
 	}
 	r = prec_emurun_run(&run, wstatus, diag);
 	free(c.st.tid);

@@ -53,6 +53,9 @@ struct prec_etm_config {
 	bool start_paused;  /* aux-action=start-paused */
 	const struct prec_emu_trigger *triggers; /* borrowed; as in emulate.h */
 	size_t ntriggers;
+	/* Address filters (the kernel's, validated): ViewInst include ranges. Borrowed. */
+	const struct prec_addr_filter *filters;
+	int nfilters;
 	const char *truth_path; /* ground truth output (emulate.h's format), NULL for none */
 	char *const *argv;      /* the workload, argv[0] looked up in PATH */
 	uint64_t *insns;        /* if not NULL: user instructions retired, all threads */

@@ -415,6 +415,7 @@ static int set_filter(struct prec_kmodel *m, struct kev *e, const char *text)
 	struct prec_addr_filter *f;
 	struct stat st;
 	unsigned ranges = 0;
+	bool range = false, address = false;
 	int n, i, err = 0;
 
 	if (!p || !p->nr_addr_filters)
@@ -422,6 +423,7 @@ static int set_filter(struct prec_kmodel *m, struct kev *e, const char *text)
 	n = prec_addr_filters_parse(text, e->attr.exclude_kernel, &f);
 	if (n < 0)
 		return n;
+	/* The parser's checks come first, for every filter... */
 	for (i = 0; i < n && !err; i++) {
 		if (f[i].path && e->task == -1)
 			err = -EOPNOTSUPP;
@@ -429,14 +431,28 @@ static int set_filter(struct prec_kmodel *m, struct kev *e, const char *text)
 			err = -errno;
 		else if (f[i].path && !S_ISREG(st.st_mode))
 			err = -EINVAL;
-		/*
-		 * pt_event_addr_filters_validate() (arch/x86/events/intel/pt.c):
-		 * no single addresses, no 'start', at most num_address_ranges.
-		 * The software tracer implements FilterEn ranges, not TraceStop:
-		 * a 'stop' range is refused as unsupported too.
-		 */
-		else if (!f[i].size || f[i].action != PREC_AF_FILTER ||
-			 ++ranges > p->nr_addr_filters)
+	}
+	/*
+	 * ... then the PMU's. etm_addr_filters_validate() (coresight-etm-perf.c):
+	 * at most ETM_ADDR_CMP_MAX, a range is a 'filter', a single address a
+	 * 'start' or 'stop', not both kinds together.
+	 * pt_event_addr_filters_validate() (arch/x86/events/intel/pt.c): no
+	 * single addresses, no 'start', at most num_address_ranges.
+	 */
+	for (i = 0; i < n && !err; i++) {
+		if (f[i].size)
+			range = true;
+		else
+			address = true;
+		if (++ranges > p->nr_addr_filters)
+			err = -EOPNOTSUPP;
+		else if (p->etm_filters && ((f[i].size && f[i].action != PREC_AF_FILTER) ||
+					    (range && address)))
+			err = -EOPNOTSUPP;
+		else if (!p->etm_filters && (!f[i].size || f[i].action == PREC_AF_START))
+			err = -EOPNOTSUPP;
+		/* The software tracers implement include ranges, not TraceStop or start/stop. */
+		else if (f[i].action != PREC_AF_FILTER)
 			err = -EOPNOTSUPP;
 	}
 	if (err) {
@@ -967,13 +983,14 @@ void prec_kmodel_free(struct prec_kmodel *m)
 	free(m);
 }
 
-int prec_kmodel_set_addr_filters(struct prec_kmodel *m, uint32_t type, unsigned n)
+int prec_kmodel_set_addr_filters(struct prec_kmodel *m, uint32_t type, unsigned n, bool etm)
 {
 	size_t i;
 
 	for (i = 0; i < m->npmus; i++)
 		if (m->pmus[i].type == type) {
 			m->pmus[i].nr_addr_filters = n;
+			m->pmus[i].etm_filters = etm;
 			return 0;
 		}
 	return -ENOENT;
@@ -983,7 +1000,7 @@ int prec_kmodel_add_pmu(struct prec_kmodel *m, uint32_t type, unsigned caps)
 {
 	if (PREC_ARRAY_RESERVE(m->pmus, m->npmus, 1))
 		return -ENOMEM;
-	m->pmus[m->npmus++] = (struct kpmu){ type, caps, 0 };
+	m->pmus[m->npmus++] = (struct kpmu){ type, caps, 0, false };
 	return 0;
 }
 

@@ -63,8 +63,11 @@ struct prec_kmodel *prec_kmodel_new(int nr_cpus);
 void prec_kmodel_free(struct prec_kmodel *m);
 /* Adds a PMU of attr.type @type with PREC_KMODEL_CAP_* @caps. 0 or -ENOMEM. */
 int prec_kmodel_add_pmu(struct prec_kmodel *m, uint32_t type, unsigned caps);
-/* PMU @type takes @n address filters (pmu->nr_addr_filters). 0 or -ENOENT. */
-int prec_kmodel_set_addr_filters(struct prec_kmodel *m, uint32_t type, unsigned n);
+/*
+ * PMU @type takes @n address filters (pmu->nr_addr_filters), validated as
+ * cs_etm's (@etm) or intel_pt's. 0 or -ENOENT.
+ */
+int prec_kmodel_set_addr_filters(struct prec_kmodel *m, uint32_t type, unsigned n, bool etm);
 /* The model as the recorder's kernel (valid until prec_kmodel_free()). */
 const struct prec_kernel *prec_kmodel_kernel(struct prec_kmodel *m);
 

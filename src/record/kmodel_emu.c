@@ -552,8 +552,8 @@ static void address_filters(struct prec_kmodel *m)
 	for (i = 0; i < m->nev; i++) {
 		if (!m->ev[i].open || !(m->ev[i].caps & PREC_KMODEL_CAP_AUX) || !m->ev[i].nfilt)
 			continue;
-		m->emu->pt.filters = m->ev[i].filt;
-		m->emu->pt.nfilters = m->ev[i].nfilt;
+		m->emu->pt.filters = m->emu->etm.filters = m->ev[i].filt;
+		m->emu->pt.nfilters = m->emu->etm.nfilters = m->ev[i].nfilt;
 		return;
 	}
 }
@@ -638,9 +638,13 @@ int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg
 		x->etm = *cfg->etm;
 	err = prec_kmodel_add_pmu(m, cfg->aux_type,
 				  PREC_KMODEL_CAP_AUX | PREC_KMODEL_CAP_AUX_PAUSE);
-	/* pt_pmu_hw_init(): nr_addr_filters from CPUID.(EAX=14H,ECX=1):EAX[2:0]. */
-	if (!err && cfg->pt)
-		err = prec_kmodel_set_addr_filters(m, cfg->aux_type, prec_emu_cpu.cpuid_14_1[0] & 7);
+	/*
+	 * pt_pmu_hw_init(): nr_addr_filters from CPUID.(EAX=14H,ECX=1):EAX[2:0];
+	 * etm_perf_init(): ETM_ADDR_CMP_MAX (8).
+	 */
+	if (!err)
+		err = prec_kmodel_set_addr_filters(m, cfg->aux_type,
+						   cfg->pt ? prec_emu_cpu.cpuid_14_1[0] & 7 : 8, !cfg->pt);
 	nt = cfg->pt ? x->pt.ntriggers : x->etm.ntriggers;
 	/* The triggers' PMUs: uprobes and counters (software and tracepoints are known). */
 	for (i = 0; i < nt && !err; i++) {

@@ -24,6 +24,7 @@ struct kpmu {
 	uint32_t type;
 	unsigned caps;
 	unsigned nr_addr_filters; /* pmu->nr_addr_filters: 0 for none */
+	bool etm_filters;         /* validated as cs_etm's, else as intel_pt's */
 };
 
 /* A ring buffer (struct perf_buffer): the mapped data ring and its AUX area. */

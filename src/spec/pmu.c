@@ -849,6 +849,7 @@ int prec_pmu_load_emulated_etm(struct prec_pmu **out)
 	p->type = PREC_PMU_TYPE_EMULATED_ETM;
 	p->aux = true;
 	p->emulated = true;
+	p->nr_addr_filters = 8; /* ETM_ADDR_CMP_MAX, as the CoreSight driver gives */
 	err = p->name ? 0 : -ENOMEM;
 	for (i = 0; i < PREC_ARRAY_SIZE(emu_etm_formats) && !err; i++)
 		err = add_format(p, emu_etm_formats[i].name, emu_etm_formats[i].text);
@@ -878,7 +879,7 @@ int prec_pmu_load_emulated(struct prec_pmu **out)
 	p->type = PREC_PMU_TYPE_EMULATED;
 	p->aux = true;
 	p->emulated = true;
-	p->nr_addr_filters = 0;
+	p->nr_addr_filters = 2; /* as num_address_ranges */
 	for (i = 0; i < PREC_ARRAY_SIZE(emu_pt_formats) && !err; i++)
 		err = add_format(p, emu_pt_formats[i].name, emu_pt_formats[i].text);
 	if (!err && p->nr_formats != PREC_ARRAY_SIZE(emu_pt_formats))

@@ -91,9 +91,48 @@ t_match "3 ranges: the limit named" 'intel_pt on this CPU has 2 address ranges; 
 t_run "'start' under --emulate (intel_pt has none)" 1 "$PTREC" record --emulate -q -o r.data \
 	--filter "start window_fn @ $WIN" -- "$WIN"
 t_match "'start': the kernel's refusal explained" 'refused the address filters .*start' "$err"
-t_run "--filter with the CoreSight software tracer" 2 "$PTREC" record --emulate -q -o r.data \
-	-e cs_etm//u --filter "filter window_fn @ $WIN" -- "$WIN"
-t_match "cs_etm: said so" 'CoreSight software tracer does not apply address filters' "$err"
 t_eq "no file is left by the refusals" "" "$(ls r.data* 2>/dev/null)"
+
+# ---- 5. the CoreSight software tracer: ViewInst include ranges ----
+
+A64=$BD/progs-arm64
+if ! command -v qemu-aarch64 >/dev/null || [ ! -x "$A64/window" ]; then
+	t_skip "cs_etm address filters" "qemu-aarch64 or the aarch64 test programs are missing"
+	t_done; exit
+fi
+export PTREC_PLUGIN_ETM=${PTREC_PLUGIN_ETM:-$(dirname "$PTREC_PLUGIN")/ptrec-emu-etm.so}
+merge() { awk '{ if ($1 == e) { e = $2; next } if (s != "") print s, e; s = $1; e = $2 } END { if (s != "") print s, e }'; }
+# truth_in LO SIZE TRUTH: the truth's blocks that start in [LO, LO+SIZE), merged into runs.
+truth_in() {
+	awk -v lo=$((16#$1)) -v hi=$((16#$1 + 16#$2)) '
+	function hex(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+	$1 == "B" { a = hex($3); if (a >= lo && a < hi) print $3, $4 }' "$3" | merge
+}
+dump_runs() { sed -n 's/.*exec range=0x\([0-9a-f]*\):\[0x\([0-9a-f]*\)\].*/\1 \2/p' | merge; }
+read -r lo size <<<"$(nm -S "$A64/window" | awk '$4 == "window_fn" { print $1, $2 }')"
+t_run "cs_etm filter window_fn: records" 0 "$PTREC" record --emulate -q -e cs_etm//u -o e.data \
+	--emulate-truth e.truth --filter "filter window_fn @ $A64/window" -- "$A64/window"
+t_run "cs_etm filter window_fn: --ranges" 0 "$PTDUMP" --ranges e.data
+want=$(truth_in "$lo" "$size" e.truth)
+t_eq "cs_etm filter window_fn: ranges = the truth's blocks in window_fn ($(wc -l <<<"$want") runs)" \
+	"$want" "$(dump_runs <<<"$out")"
+t_nomatch "cs_etm filter window_fn: no decode errors" 'ERROR' "$out"
+t_eq "cs_etm filter window_fn: 5 windows, one per call" 5 \
+	"$("$PTDUMP" --call-ret-trace e.data | grep -c 'tr strt')"
+# A function that calls out (main): Trace On at each return into it.
+read -r lo size <<<"$(nm -S "$A64/window" | awk '$4 == "main" { print $1, $2 }')"
+t_run "cs_etm filter main: records" 0 "$PTREC" record --emulate -q -e cs_etm//u -o m.data \
+	--emulate-truth m.truth --filter "filter main @ $A64/window" -- "$A64/window"
+t_run "cs_etm filter main: --ranges" 0 "$PTDUMP" --ranges m.data
+want=$(truth_in "$lo" "$size" m.truth)
+t_eq "cs_etm filter main: ranges = the truth's blocks in main ($(wc -l <<<"$want") runs)" \
+	"$want" "$(dump_runs <<<"$out")"
+t_run "cs_etm: 9 ranges (the driver's ETM_ADDR_CMP_MAX is 8)" 1 "$PTREC" record --emulate -q \
+	-e cs_etm//u -o r.data --filter "$(for i in 1 2 3 4 5 6 7 8 9; do printf 'filter window_fn @ %s,' "$A64/window"; done | sed 's/,$//')" \
+	-- "$A64/window"
+t_match "cs_etm: the limit named" 'cs_etm on this CPU has 8 address ranges; 9 given' "$err"
+t_run "cs_etm: a start address is not emulated" 1 "$PTREC" record --emulate -q -e cs_etm//u \
+	-o r.data --filter "start window_fn @ $A64/window" -- "$A64/window"
+t_match "cs_etm: start refused by the model" 'refused the address filters' "$err"
 
 t_done

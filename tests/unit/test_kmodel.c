@@ -556,10 +556,10 @@ static void addr_filters(void)
 		subst_path(text, sizeof(text), c[i].text, self);
 		/* No address filters on the PMU: EINVAL, as for any PMU without them. */
 		T_EQ_INT(prec_kernel_set_filter(k, fd, text), -EINVAL);
-		prec_kmodel_set_addr_filters(m, AUX_TYPE, 2);
+		prec_kmodel_set_addr_filters(m, AUX_TYPE, 2, false);
 		t_check(prec_kernel_set_filter(k, fd, text) == -c[i].want, __FILE__, __LINE__,
 			"'%s': want %s", c[i].text, c[i].want ? strerror(c[i].want) : "success");
-		prec_kmodel_set_addr_filters(m, AUX_TYPE, 0);
+		prec_kmodel_set_addr_filters(m, AUX_TYPE, 0, false);
 		k->close(k->ctx, fd);
 	}
 	prec_kmodel_free(m);
