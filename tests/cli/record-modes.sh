@@ -225,6 +225,11 @@ echo 0 >"$T_TMP/fx/sys/bus/event_source/devices/intel_pt/caps/num_address_ranges
 t_run "--filter on a PMU without address ranges" 1 env PTREC_SYSROOT="$T_TMP/fx" "$PTREC" record -n \
 	-e intel_pt//u --filter "filter window_fn @ $WIN" -- "$WIN"
 t_match "--filter: no ranges named" 'intel_pt on this CPU has 0 address ranges; 1 given' "$err"
+# cs_etm has no caps/num_address_ranges: its nr_addr_filters (8 in the fixture) counts.
+PTREC=$PTREC sh "$TOP/tests/fixtures/mksysroot.sh" fxe >/dev/null 2>&1 || t_fail "fixture with cs_etm"
+t_run "--filter on cs_etm" 0 env PTREC_SYSROOT="$T_TMP/fxe" "$PTREC" record -n \
+	-e cs_etm//u --filter "filter window_fn @ $WIN" -- "$WIN"
+t_match "--filter on cs_etm: its nr_addr_filters" '\(1 of 8 address ranges\)' "$out"
 # The software tracer's intel_pt has 2 ranges, whatever the host (emulate-filter.sh records).
 t_run "--filter under --emulate" 0 "$PTREC" record --emulate -n --filter "filter window_fn @ $WIN" -- "$WIN"
 t_match "--filter under --emulate: the software tracer's ranges" '\(1 of 2 address ranges\)' "$out"
