@@ -46,8 +46,8 @@ static int emulated_filters(bool emulate_system)
 	if (!emulate_system)
 		return 0;
 	cli_err("--filter: the whole-system software tracer does not apply address filters");
-	fprintf(stderr, "  hint: record without --filter and choose what to see when decoding "
-			"(ptdump --symbol, --time), or use --func\n");
+	fprintf(stderr, "  hint: trace a function's window instead: "
+			"-e 'kprobe:FUNCTION/aux-action=resume/' -e 'kretprobe:FUNCTION/aux-action=pause/'\n");
 	return EXIT_USAGE;
 }
 

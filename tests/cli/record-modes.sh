@@ -230,6 +230,10 @@ PTREC=$PTREC sh "$TOP/tests/fixtures/mksysroot.sh" fxe >/dev/null 2>&1 || t_fail
 t_run "--filter on cs_etm" 0 env PTREC_SYSROOT="$T_TMP/fxe" "$PTREC" record -n \
 	-e cs_etm//u --filter "filter window_fn @ $WIN" -- "$WIN"
 t_match "--filter on cs_etm: its nr_addr_filters" '\(1 of 8 address ranges\)' "$out"
+t_run "--filter under --emulate=system" 2 "$PTREC" record --emulate=system -n -e intel_pt//k \
+	--filter "filter 0xffffffff81000000/0x100" -- true
+t_match "--filter under --emulate=system: said so, with the window to use" \
+	'whole-system software tracer does not apply address filters.*kprobe:FUNCTION' "$(tr '\n' ' ' <<<"$err")"
 # The software tracer's intel_pt has 2 ranges, whatever the host (emulate-filter.sh records).
 t_run "--filter under --emulate" 0 "$PTREC" record --emulate -n --filter "filter window_fn @ $WIN" -- "$WIN"
 t_match "--filter under --emulate: the software tracer's ranges" '\(1 of 2 address ranges\)' "$out"
