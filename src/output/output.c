@@ -16,7 +16,13 @@
 #include "base/util.h"
 #include "tracefile/tfile.h"
 
+/*
+ * Output is gathered in a buffer that flushes when OUTBUF_SIZE bytes would
+ * not fit; its memory starts at OUTBUF_FIRST bytes and doubles as the bytes
+ * waiting need it (a view that prints little never pays for the whole size).
+ */
 #define OUTBUF_SIZE (1u << 20)
+#define OUTBUF_FIRST (1u << 12)
 #define STACK_MAX 4096
 #define DSO_PAD 50
 
@@ -60,6 +66,7 @@ struct prec_fmt_ctx {
 	FILE *out;
 	char *buf;
 	size_t len;
+	size_t cap;               /* bytes allocated at buf, up to OUTBUF_SIZE */
 	int werr;
 	bool plt_hid;             /* --no-plt folded the current event's line away */
 	int spacing;
@@ -104,10 +111,20 @@ struct prec_fmt_ctx {
 		uint64_t from, until;
 		struct prec_aspace *as;
 	} as_c;
-	struct loc_ent *locs;     /* LOC_CACHE entries */
+	struct loc_ent *locs;     /* 1 << loc_bits entries, made at the first lookup */
+	unsigned loc_bits;        /* 0: none yet */
+	bool loc_failed;          /* no room: lookups go uncached */
+	size_t loc_misses;        /* while smaller than LOC_CACHE_BITS */
 };
 
+/*
+ * The location cache: 1 << LOC_CACHE_FIRST entries, made at the first lookup,
+ * then 1 << LOC_CACHE_BITS (emptied) once it has missed LOC_CACHE_GROW times.
+ * The answers do not depend on its size.
+ */
+#define LOC_CACHE_FIRST 8
 #define LOC_CACHE_BITS 12
+#define LOC_CACHE_GROW 1024
 
 struct loc_ent {
 	const struct prec_aspace *as;  /* NULL: empty */
@@ -175,6 +192,26 @@ static int flush_out(struct prec_fmt_ctx *f)
 	return f->werr;
 }
 
+/* Makes room for @n more bytes (with len + n <= OUTBUF_SIZE); -ENOMEM: none. */
+static int grow_out(struct prec_fmt_ctx *f, size_t n)
+{
+	size_t cap = f->cap;
+	char *nb;
+
+	while (cap < f->len + n)
+		cap *= 2;
+	if (cap > OUTBUF_SIZE)
+		cap = OUTBUF_SIZE;
+	if (cap == f->cap)
+		return 0;
+	nb = realloc(f->buf, cap);
+	if (!nb)
+		return -ENOMEM;
+	f->buf = nb;
+	f->cap = cap;
+	return 0;
+}
+
 static int out(struct prec_fmt_ctx *f, const char *fmt, ...) prec_printf(2, 3);
 static int out(struct prec_fmt_ctx *f, const char *fmt, ...)
 {
@@ -184,20 +221,25 @@ static int out(struct prec_fmt_ctx *f, const char *fmt, ...)
 	if (f->werr)
 		return 0;
 	va_start(ap, fmt);
-	n = vsnprintf(f->buf + f->len, OUTBUF_SIZE - f->len, fmt, ap);
+	n = vsnprintf(f->buf + f->len, f->cap - f->len, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return 0;
-	if ((size_t)n >= OUTBUF_SIZE - f->len) {
-		if (flush_out(f))
+	if ((size_t)n >= f->cap - f->len) {
+		/* full only when OUTBUF_SIZE is: the flushes fall where they always did */
+		if ((size_t)n >= OUTBUF_SIZE - f->len && flush_out(f))
 			return 0;
+		if (grow_out(f, PREC_MIN((size_t)n + 1, OUTBUF_SIZE - f->len))) {
+			f->werr = -ENOMEM;
+			return 0;
+		}
 		va_start(ap, fmt);
-		n = vsnprintf(f->buf, OUTBUF_SIZE, fmt, ap);
+		n = vsnprintf(f->buf + f->len, f->cap - f->len, fmt, ap);
 		va_end(ap);
 		if (n < 0)
 			return 0;
-		if ((size_t)n >= OUTBUF_SIZE)
-			n = OUTBUF_SIZE - 1;
+		if ((size_t)n >= f->cap - f->len)
+			n = (int)(f->cap - f->len - 1);
 	}
 	f->len += (size_t)n;
 	return n;
@@ -215,6 +257,10 @@ static void put(struct prec_fmt_ctx *f, const char *p, size_t n)
 		return;
 	if (n >= OUTBUF_SIZE)
 		n = OUTBUF_SIZE - 1;
+	if (n > f->cap - f->len && grow_out(f, n)) {
+		f->werr = -ENOMEM;
+		return;
+	}
 	memcpy(f->buf + f->len, p, n);
 	f->len += n;
 }
@@ -372,20 +418,51 @@ static struct prec_aspace *aspace_at(struct prec_fmt_ctx *f, int pid, uint64_t t
 	return f->as_c.as;
 }
 
+/*
+ * Makes the location cache, or grows it to its full size once lookups have
+ * missed LOC_CACHE_GROW times. Without room for it, lookups go uncached.
+ */
+static void loc_cache_size(struct prec_fmt_ctx *f)
+{
+	unsigned bits = f->loc_bits ? LOC_CACHE_BITS : LOC_CACHE_FIRST;
+	struct loc_ent *e;
+
+	e = calloc((size_t)1 << bits, sizeof(*e));
+	f->loc_misses = 0;
+	if (!e) {
+		if (!f->locs)
+			f->loc_failed = true;
+		return;
+	}
+	free(f->locs);
+	f->locs = e;
+	f->loc_bits = bits;
+}
+
 /* prec_aspace_resolve(), through the cache (the answer depends on nothing else) */
 static void resolve_in(struct prec_fmt_ctx *f, struct prec_aspace *as, uint64_t addr,
 		       struct prec_loc *loc)
 {
-	size_t h = (size_t)(((addr ^ (addr >> 21)) ^ (uintptr_t)as) * 0x9e3779b97f4a7c15ull >>
-			    (64 - LOC_CACHE_BITS));
-	struct loc_ent *e = f->locs ? &f->locs[h] : NULL;
+	struct loc_ent *e = NULL;
 
-	if (e && e->as == as && e->addr == addr) {
-		*loc = e->loc;
-		return;
+	if (!f->locs && !f->loc_failed)
+		loc_cache_size(f);
+	if (f->locs) {
+		size_t h = (size_t)(((addr ^ (addr >> 21)) ^ (uintptr_t)as) *
+				    0x9e3779b97f4a7c15ull >> (64 - f->loc_bits));
+
+		e = &f->locs[h];
+		if (e->as == as && e->addr == addr) {
+			*loc = e->loc;
+			return;
+		}
 	}
 	prec_aspace_resolve(as, addr, loc);
 	if (e) {
+		if (f->loc_bits < LOC_CACHE_BITS && ++f->loc_misses > LOC_CACHE_GROW) {
+			loc_cache_size(f);
+			return;
+		}
 		e->as = as;
 		e->addr = addr;
 		e->loc = *loc;
@@ -1459,9 +1536,8 @@ int prec_fmt_new(struct prec_session *s, const struct prec_output_opts *o, FILE 
 	f->im = prec_session_images(s);
 	f->o = *o;
 	f->out = outf;
-	f->buf = malloc(OUTBUF_SIZE);
-	/* Without room for the cache, lookups go uncached. */
-	f->locs = calloc((size_t)1 << LOC_CACHE_BITS, sizeof(*f->locs));
+	f->buf = malloc(OUTBUF_FIRST);
+	f->cap = OUTBUF_FIRST;
 	f->nst = prec_session_nr_streams(s);
 	f->st = calloc(f->nst + 1, sizeof(*f->st));
 	f->trig_count = calloc(prec_session_nr_events(s) + 1, sizeof(*f->trig_count));
