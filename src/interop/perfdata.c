@@ -194,8 +194,10 @@ struct pd {
 	size_t nr_pend, last_pend;
 	bool per_cpu;
 
-	uint8_t rec[65536 + 64];  /* a re-encoded record */
+	uint8_t *rec;             /* a re-encoded record (PD_REC_SIZE), made at the first */
 };
+
+#define PD_REC_SIZE (65536 + 64)
 
 static void wr64(uint8_t *p, uint64_t v)
 {
@@ -1594,6 +1596,8 @@ static int feed_sideband(struct pd *pd, const uint8_t *p, uint16_t size, long po
 	}
 	if (id && find_event_of_id(pd, id) != ev)
 		id = 0;
+	if (!pd->rec && !(pd->rec = malloc(PD_REC_SIZE)))
+		return -ENOMEM;
 	n = reencode(pd, p, size, &pd->ev[ev], id);
 	if (n <= 0) {
 		if (!pd->rep->bad_records++)
@@ -2628,6 +2632,7 @@ static void pd_free(struct pd *pd)
 		ZSTD_freeDStream(pd->zs);
 	free(pd->zbuf);
 	free(pd->pend);
+	free(pd->rec);
 	free(pd);
 }
 
