@@ -23,7 +23,14 @@
 #include "session/session.h"
 
 #define QSIZE 16                  /* events queued at first (the queue grows) */
+/*
+ * The cache of decoded branch sites: 1 << ICACHE_FIRST entries at first,
+ * 1 << ICACHE_BITS (emptied) once it has missed ICACHE_GROW times (a short
+ * stream does not pay for the big one; the answers do not depend on its size).
+ */
+#define ICACHE_FIRST 10
 #define ICACHE_BITS 14
+#define ICACHE_GROW 4096
 /*
  * Blocks that consume no trace. Direct jumps and calls need no packets, so
  * code like "1: jmp 1b" (or damaged trace leading into it) would be followed
@@ -120,6 +127,8 @@ struct ipt {
 	struct prec_evq q;
 
 	struct icache_ent *ic;
+	unsigned ic_bits;
+	size_t ic_misses;         /* while smaller than ICACHE_BITS */
 	csh cs;
 	bool cs_ok;
 };
@@ -301,17 +310,32 @@ static void update_context(struct ipt *d, bool force)
 
 /* ---- branch-site decoding ---- */
 
+static size_t icache_slot(const struct ipt *d, uint64_t ip)
+{
+	return (size_t)((ip ^ (ip >> 17) ^ (uintptr_t)d->as) * 0x9e3779b97f4a7c15ull >>
+			(64 - d->ic_bits));
+}
+
 static const struct icache_ent *insn_info(struct ipt *d, uint64_t ip)
 {
-	size_t h = (size_t)((ip ^ (ip >> 17) ^ (uintptr_t)d->as) * 0x9e3779b97f4a7c15ull >>
-			    (64 - ICACHE_BITS));
-	struct icache_ent *e = &d->ic[h];
+	struct icache_ent *e = &d->ic[icache_slot(d, ip)];
 	uint8_t buf[16];
 	cs_insn *insn = NULL;
 	size_t n;
 
 	if (e->ip == ip && e->as == d->as && e->len)
 		return e;
+	if (d->ic_bits < ICACHE_BITS && ++d->ic_misses > ICACHE_GROW) {
+		struct icache_ent *ic = calloc((size_t)1 << ICACHE_BITS, sizeof(*ic));
+
+		d->ic_misses = 0;
+		if (ic) {
+			free(d->ic);
+			d->ic = ic;
+			d->ic_bits = ICACHE_BITS;
+			e = &d->ic[icache_slot(d, ip)];
+		}
+	}
 	memset(e, 0, sizeof(*e));
 	e->ip = ip;
 	e->as = d->as;
@@ -1222,7 +1246,8 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->ic = calloc((size_t)1 << ICACHE_BITS, sizeof(*d->ic));
+	d->ic = calloc((size_t)1 << ICACHE_FIRST, sizeof(*d->ic));
+	d->ic_bits = ICACHE_FIRST;
 	if (!d->ic || prec_evq_init(&d->q, QSIZE)) {
 		free(d->ic);
 		free(d);
