@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,6 +96,8 @@ static void usage(FILE *f)
 "                          (default 2M; 0: whole streams)\n"
 "      --progress          a progress line on standard error, terminal or not\n"
 "      --no-progress       none (default: one on a terminal for decodes over a second)\n"
+"      --follow            a recording still being written: wait until ptrec ends it,\n"
+"                          then decode (a line on a terminal says how far it grew)\n"
 "  -i, --input FILE        the trace file (same as the FILE argument)\n"
 "      --snapshot DIR      decode a CoreSight snapshot directory\n"
 "  -q, --quiet             no warnings about damage or missing code\n"
@@ -302,6 +306,7 @@ struct args {
 	bool durations;                  /* --call-trace --durations */
 	int progress;                    /* --progress 1, --no-progress 0, else -1 */
 	uint32_t snap_index;             /* --snapshot-index K; 0: all */
+	bool follow;                     /* --follow: wait for the recording to end */
 	struct progress prog;
 };
 
@@ -647,6 +652,7 @@ enum {
 	O_SYMFS, O_SNAPSHOT, O_PT, O_ELF, O_IMAGE, O_MTC, O_NOM, O_C15A, O_C15B, O_TOPERF,
 	O_TORAW, O_BUILDID, O_FORMAT, O_SORT, O_BYTHREAD, O_WEIGHT, O_MAXEV, O_FAIL, O_HIDE,
 	O_NOPLT, O_DURATIONS, O_SNAPIDX, O_MAXDEPTH, O_BUFFER, O_PROGRESS, O_NOPROGRESS,
+	O_FOLLOW,
 };
 
 static const struct option opts[] = {
@@ -697,6 +703,7 @@ static const struct option opts[] = {
 	{ "buffer", required_argument, NULL, O_BUFFER },
 	{ "progress", no_argument, NULL, O_PROGRESS },
 	{ "no-progress", no_argument, NULL, O_NOPROGRESS },
+	{ "follow", no_argument, NULL, O_FOLLOW },
 	{ "input", required_argument, NULL, 'i' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -928,6 +935,9 @@ static int parse_opt(int c, const char *opt, const char *arg, struct args *a)
 		return 0;
 	case O_BUFFER:
 		return parse_buffer(arg, a);
+	case O_FOLLOW:
+		a->follow = true;
+		return 0;
 	case O_PROGRESS: case O_NOPROGRESS:
 		a->progress = c == O_PROGRESS;
 		return 0;
@@ -1130,6 +1140,44 @@ static int decode(struct prec_session *s, struct args *a)
 	return EXIT_OK;
 }
 
+/*
+ * --follow: a trace file that ptrec is still writing. ptrec holds an
+ * exclusive flock(2) on its output file until it closes it (ptrec-file(5)),
+ * so a shared lock is granted once the recording has ended, however it
+ * ended. Until then, a line on a terminal says how far the file has grown.
+ * Returns 0 to go on, else the exit status (the error said).
+ */
+static int follow_wait(const struct args *a)
+{
+	struct stat st;
+	bool shown = false;
+	int fd;
+
+	if (!strcmp(a->io.path, "-")) {
+		cli_err("--follow waits for a trace file; standard input is read to its end anyway");
+		return EXIT_USAGE;
+	}
+	fd = open(a->io.path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		cli_err("--follow: %s: %s", a->io.path, fd < 0 ? strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return EXIT_FAIL;
+	}
+	while (flock(fd, LOCK_SH | LOCK_NB) < 0 && (errno == EWOULDBLOCK || errno == EINTR)) {
+		if (!a->quiet && isatty(2) && fstat(fd, &st) == 0) {
+			fprintf(stderr, "\rptdump: %s: %.1f MiB so far; waiting for the recording to end",
+				a->io.path, (double)st.st_size / (1 << 20));
+			shown = true;
+		}
+		poll(NULL, 0, 200);
+	}
+	if (shown)
+		fputs("\r\033[K", stderr);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a = { 0 };
@@ -1140,6 +1188,8 @@ int main(int argc, char **argv)
 	cli_prog = "ptdump";
 	signal(SIGPIPE, SIG_IGN);
 	ret = parse_args(argc, argv, &a);
+	if (!ret && a.follow)
+		ret = follow_wait(&a);
 	if (!ret && !strcmp(a.io.path, "-") && a.io.kind == PREC_INPUT_AUTO)
 		ret = stdin_input(&a.io.perfdata, head, sizeof(head));
 	if (ret) {

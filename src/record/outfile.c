@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,7 +56,12 @@ static int open_temp(struct prec_outfile *of)
 		of->tmp = NULL;
 		return err;
 	}
-	/* mkostemp() creates 0600: traces hold the traced program's code and data. */
+	/*
+	 * mkostemp() creates 0600: traces hold the traced program's code and
+	 * data. The exclusive lock says "being written" until the file is
+	 * closed, also by the exit of a killed ptrec (ptdump --follow).
+	 */
+	(void)flock(fd, LOCK_EX | LOCK_NB);
 	of->fd = fd;
 	of->own_fd = true;
 	return 0;
