@@ -14,6 +14,11 @@
  *         [--threads N] [--data loopy|noisy] [--repeat N]
  *
  * Each mode runs --repeat times (default 3); the table shows the median run.
+ * The "model" rows move the same bytes through the kernel model the software
+ * tracer records with (record/kmodel.h): an AUX event opened and mapped
+ * through the recorder's kernel seam, filled by the model's AUX output path
+ * (perf_aux_output_begin/end, a PERF_RECORD_AUX in the data ring for each
+ * piece), as under ptrec record --emulate.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +33,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "record/kernel.h"
+#include "record/kmodel.h"
+#include "record/kmodel_int.h"
 #include "record/ring.h"
 #include "tracefile/tfile.h"
 #include "base/util.h"
@@ -246,7 +254,77 @@ struct producer {
 	uint64_t aux_size, total;
 	const uint8_t *pat;
 	size_t patlen;
+	struct prec_kmodel *m; /* the model's rows: the model writes, through event fd */
+	int fd;
 };
+
+/* The model's side of a model row: pieces of up to 64 KiB where aux_tail leaves room. */
+static void *produce_model(void *arg)
+{
+	struct producer *p = arg;
+	struct km_sid sid = { 1, 1, 0, 0 };
+	uint64_t head = 0, pos = 0;
+
+	while (head < p->total) {
+		uint64_t tail = __atomic_load_n(&p->meta->aux_tail, __ATOMIC_ACQUIRE);
+		/* CIRC_SPACE() in perf_aux_output_begin(): one byte always stays free */
+		uint64_t n = PREC_MIN(PREC_MIN(p->aux_size - (head - tail) - 1, (uint64_t)(64 << 10)),
+				      p->total - head);
+		size_t done;
+
+		n = PREC_MIN(n, (uint64_t)(p->patlen - pos));
+		if (!n) {
+			sched_yield();
+			continue;
+		}
+		pthread_mutex_lock(&p->m->lock);
+		done = prec_km_aux(p->m, prec_km_ev(p->m, p->fd), p->pat + pos, (size_t)n, &sid);
+		pthread_mutex_unlock(&p->m->lock);
+		if (done != n)
+			break; /* the model refused room it had: the run's byte count shows it */
+		pos = (pos + n) % p->patlen;
+		head += n;
+	}
+	return NULL;
+}
+
+#define MODEL_AUX_TYPE 0x7fffe000u
+
+/*
+ * A model row's ring: an AUX event of the model, its data ring (one page) and
+ * AUX area mapped through the seam as the recorder maps them.
+ */
+static int model_ring(struct producer *p, uint64_t aux_size)
+{
+	const struct prec_kernel *k;
+	struct prec_attr a;
+	void *base, *aux;
+	int err;
+
+	p->m = prec_kmodel_new(1);
+	if (!p->m || prec_kmodel_add_pmu(p->m, MODEL_AUX_TYPE, PREC_KMODEL_CAP_AUX))
+		return -ENOMEM;
+	k = prec_kmodel_kernel(p->m);
+	memset(&a, 0, sizeof(a));
+	a.size = PREC_ATTR_SIZE;
+	a.type = MODEL_AUX_TYPE;
+	a.exclude_kernel = 1;
+	p->fd = k->open(k->ctx, &a, 0, -1, -1, 0);
+	if (p->fd < 0)
+		return p->fd;
+	err = k->mmap(k->ctx, p->fd, 2 * PAGE, 0, PROT_READ | PROT_WRITE, &base);
+	if (err)
+		return err;
+	p->meta_mem = base;
+	p->meta = base;
+	p->meta->aux_offset = 2 * PAGE;
+	p->meta->aux_size = aux_size;
+	err = k->mmap(k->ctx, p->fd, aux_size, 2 * PAGE, PROT_READ | PROT_WRITE, &aux);
+	if (err)
+		return err;
+	p->aux = aux;
+	return 0;
+}
 
 static void *produce(void *arg)
 {
@@ -320,9 +398,9 @@ static double cpu_secs(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-static int run(const char *dir, enum sink_kind kind, int level, bool async, int threads,
-	       size_t chunk, uint64_t aux_size, uint64_t total, const uint8_t *pat, size_t patlen,
-	       struct result *res)
+static int run(const char *dir, enum sink_kind kind, int level, bool async, bool model,
+	       int threads, size_t chunk, uint64_t aux_size, uint64_t total, const uint8_t *pat,
+	       size_t patlen, struct result *res)
 {
 	struct producer pr = { 0 };
 	struct consumer co = { .kind = kind, .fd = -1 };
@@ -335,15 +413,23 @@ static int run(const char *dir, enum sink_kind kind, int level, bool async, int 
 	int err;
 
 	snprintf(path, sizeof(path), "%s/drain-bench.%d", dir, (int)getpid());
-	pr.meta_mem = aligned_alloc(PAGE, PAGE * 2);
-	pr.aux = aligned_alloc(PAGE, aux_size);
-	if (!pr.meta_mem || !pr.aux)
-		return -ENOMEM;
-	memset(pr.meta_mem, 0, PAGE * 2);
-	memset(pr.aux, 0, aux_size);
-	pr.meta = (struct perf_event_mmap_page *)pr.meta_mem;
-	pr.meta->data_offset = PAGE;
-	pr.meta->data_size = PAGE;
+	if (model) {
+		err = model_ring(&pr, aux_size);
+		if (err) {
+			prec_kmodel_free(pr.m);
+			return err;
+		}
+	} else {
+		pr.meta_mem = aligned_alloc(PAGE, PAGE * 2);
+		pr.aux = aligned_alloc(PAGE, aux_size);
+		if (!pr.meta_mem || !pr.aux)
+			return -ENOMEM;
+		memset(pr.meta_mem, 0, PAGE * 2);
+		memset(pr.aux, 0, aux_size);
+		pr.meta = (struct perf_event_mmap_page *)pr.meta_mem;
+		pr.meta->data_offset = PAGE;
+		pr.meta->data_size = PAGE;
+	}
 	pr.aux_size = aux_size;
 	pr.total = total;
 	pr.pat = pat;
@@ -372,7 +458,7 @@ static int run(const char *dir, enum sink_kind kind, int level, bool async, int 
 	}
 	c0 = cpu_secs();
 	t0 = prec_now_ns();
-	pthread_create(&th, NULL, produce, &pr);
+	pthread_create(&th, NULL, model ? produce_model : produce, &pr);
 	while (got < total) {
 		long n = prec_ring_read_aux(&ring, consume, &co);
 
@@ -380,9 +466,15 @@ static int run(const char *dir, enum sink_kind kind, int level, bool async, int 
 			err = (int)n;
 			break;
 		}
+		if (model) /* the PERF_RECORD_AUX records: read and let go */
+			__atomic_store_n(&pr.meta->data_tail,
+					 __atomic_load_n(&pr.meta->data_head, __ATOMIC_ACQUIRE),
+					 __ATOMIC_RELEASE);
 		if (!n)
 			sched_yield();
 		got += (uint64_t)n;
+		if (model && !n && !prec_km_ev(pr.m, pr.fd)->enabled)
+			break; /* the model disabled the event: no more bytes will come */
 	}
 	pthread_join(th, NULL);
 	if (co.w) {
@@ -418,8 +510,14 @@ out:
 		close(co.fd);
 	unlink(path);
 	prec_ring_fini(&ring);
-	free(pr.meta_mem);
-	free(pr.aux);
+	if (model) {
+		prec_kmodel_free(pr.m); /* frees the mappings with it */
+	} else {
+		free(pr.meta_mem);
+		free(pr.aux);
+	}
+	if (!err && got != total)
+		err = -PREC_E_INTERNAL;
 	return err;
 }
 
@@ -514,25 +612,28 @@ int main(int argc, char **argv)
 	       (unsigned long long)size_mib, (unsigned long long)ring_kib, dir,
 	       (unsigned long long)chunk_kib, threads ? "set" : "auto", (unsigned long long)repeat);
 
-	for (i = -1; i < 2 && nres < 15; i++) {
+	/* rows: i -1 copy, 0 sync, 1 async; 2 copy and 3 async through the model */
+	for (i = -1; i < 4 && nres < 15; i++) {
 		const char *l = levels;
 
 		while (*l && nres < 15) {
-			int level = i < 0 ? 0 : atoi(l);
+			int level = i < 0 || i == 2 ? 0 : atoi(l);
+			bool model = i >= 2;
 			struct result tries[9];
 			int t, j;
 
-			if (i < 0)
-				snprintf(res[nres].name, sizeof(res[nres].name), "copy (write(2))");
+			if (i < 0 || i == 2)
+				snprintf(res[nres].name, sizeof(res[nres].name), "%scopy (write(2))",
+					 model ? "model " : "");
 			else
-				snprintf(res[nres].name, sizeof(res[nres].name), "tfile L%d %s",
-					 level, i ? "async" : "sync");
+				snprintf(res[nres].name, sizeof(res[nres].name), "%stfile L%d %s",
+					 model ? "model " : "", level, i == 0 ? "sync" : "async");
 			/* the median of the runs, by time: this VM's page cache is noisy */
 			for (t = 0; t < (int)repeat; t++) {
 				memset(&tries[t], 0, sizeof(tries[t]));
-				err = run(dir, i < 0 ? SINK_COPY : SINK_TFILE, level, i == 1,
-					  (int)threads, chunk_kib << 10, ring_kib << 10,
-					  size_mib << 20, pat, patlen, &tries[t]);
+				err = run(dir, i < 0 || i == 2 ? SINK_COPY : SINK_TFILE, level,
+					  i == 1 || i == 3, model, (int)threads, chunk_kib << 10,
+					  ring_kib << 10, size_mib << 20, pat, patlen, &tries[t]);
 				if (err)
 					goto fail;
 				for (j = t; j > 0 && tries[j - 1].secs > tries[j].secs; j--) {
@@ -550,7 +651,7 @@ int main(int argc, char **argv)
 				memcpy(res[nres].name, name, sizeof(name));
 			}
 			nres++;
-			if (i < 0)
+			if (i < 0 || i == 2)
 				break;
 			l = strchr(l, ',');
 			if (!l)

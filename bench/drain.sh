@@ -15,3 +15,6 @@ echo
 echo "vs copy: throughput relative to the plain copy in the same run (> 1 is faster)."
 echo "CPU s: process CPU time of the run, the producer thread's copying included."
 echo "The file system under --dir decides what a write costs (page cache for /tmp)."
+echo "model rows: the same bytes through the kernel model (ptrec record --emulate's kernel):"
+echo "its AUX output path writes them, one PERF_RECORD_AUX per piece, and the recorder's"
+echo "ring code reads them from the mapping made through the kernel seam."
