@@ -18,7 +18,7 @@
 
 /*
  * Output is gathered in a buffer that flushes when OUTBUF_SIZE bytes would
- * not fit; its memory starts at OUTBUF_FIRST bytes and doubles as the bytes
+ * not fit; its memory starts at OUTBUF_FIRST bytes and grows as the bytes
  * waiting need it (a view that prints little never pays for the whole size).
  */
 #define OUTBUF_SIZE (1u << 20)
@@ -199,7 +199,7 @@ static int grow_out(struct prec_fmt_ctx *f, size_t n)
 	char *nb;
 
 	while (cap < f->len + n)
-		cap *= 2;
+		cap *= 16; /* few copies: 4 KiB, 64 KiB, 1 MiB */
 	if (cap > OUTBUF_SIZE)
 		cap = OUTBUF_SIZE;
 	if (cap == f->cap)
