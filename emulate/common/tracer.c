@@ -179,6 +179,10 @@ static void fire(struct emu_thr *t, int ti, uint64_t ip, uint64_t period)
 {
 	struct emu_trig *tr = &emu_cfg.trig[ti];
 
+	/* Its event counts nowhere now (the host's model says so): no sample, no action. */
+	if (emu_proc.shm && ti < EMU_SHM_TRIGS &&
+	    __atomic_load_n(&emu_proc.shm->trig_off[ti], __ATOMIC_ACQUIRE))
+		return;
 	if (tr->action == EMU_ACT_SNAPSHOT) {
 		/*
 		 * A pause whose trace reaches the AUX area before the sample, as

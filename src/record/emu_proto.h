@@ -67,6 +67,7 @@
  * them: a header page, then chunk i at EMU_SHM_HDR + i * chunk_bytes.
  */
 #define EMU_SHM_HDR 4096
+#define EMU_SHM_TRIGS 64 /* triggers the header's trig_off covers */
 #define EMU_SHM_CHUNK_SLOTS 32
 #define EMU_SHM_MAX_CHUNKS 2048 /* 65536 slots */
 /* EMU_MSG_TRUTH's arg: slot index + 1 in the high bits, the slot's t_off below. */
@@ -149,6 +150,13 @@ struct emu_shm {
 	uint32_t max_chunks;  /* EMU_SHM_MAX_CHUNKS */
 	uint64_t chunk_bytes; /* chunk_slots slots, rounded up to pages */
 	uint64_t spare[5];
+	/*
+	 * Written by the host's model of the kernel, read by the plugin:
+	 * nonzero when trigger i's event counts nowhere (its group is
+	 * disabled), so that it neither samples nor pauses or resumes the
+	 * tracer (__perf_event_overflow() runs only for a counting event).
+	 */
+	uint32_t trig_off[EMU_SHM_TRIGS];
 };
 
 /* The bytes of a chunk: its slots, rounded up to a page. */

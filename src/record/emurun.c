@@ -1026,6 +1026,8 @@ int prec_emurun_run(const struct prec_emurun *run, int *wstatus, struct prec_dia
 				  prec_strerror(shmfd));
 		goto out;
 	}
+	if (run->ops->trig_off)
+		run->ops->trig_off(run->ops->ctx, shm->trig_off);
 	r = plugin_option(run->plugin, &popt, &cf, diag);
 	if (r < 0)
 		goto out;
@@ -1092,6 +1094,8 @@ out:
 		close(cfgfd);
 	if (shmfd >= 0)
 		close(shmfd);
+	if (shm && run->ops && run->ops->trig_off)
+		run->ops->trig_off(run->ops->ctx, NULL);
 	prec_memfd_unmap(shm, shm_size);
 	free(cf.args);
 	heard_free(&h);

@@ -62,6 +62,12 @@ struct prec_emu_ops {
 	int (*aux)(void *ctx, uint32_t pid, uint32_t tid, uint64_t offset, const void *data,
 		   size_t size);
 	int (*sideband)(void *ctx, const void *rec, size_t size);
+	/*
+	 * May be NULL. The run's shared area's trig_off (EMU_SHM_TRIGS of
+	 * them) once the area exists, before the workload starts; NULL when
+	 * the run ends and the area goes away.
+	 */
+	void (*trig_off)(void *ctx, uint32_t *trig_off);
 };
 
 /* What a tracer is: constant. */

@@ -161,6 +161,14 @@ static int run_aux(void *ctx, uint32_t pid, uint32_t tid, uint64_t offset, const
 	return c->ops->aux ? c->ops->aux(c->ops->ctx, pid, tid, offset, data, size) : 0;
 }
 
+static void run_trig_off(void *ctx, uint32_t *flags)
+{
+	struct run_ctx *c = ctx;
+
+	if (c->ops->trig_off)
+		c->ops->trig_off(c->ops->ctx, flags);
+}
+
 static int run_sideband(void *ctx, const void *rec, size_t size)
 {
 	struct run_ctx *c = ctx;
@@ -213,7 +221,8 @@ int prec_etm_run(const struct prec_etm_config *cfg, const struct prec_etm_ops *o
 		 int *wstatus, struct prec_diag *diag)
 {
 	struct run_ctx c = { .ops = ops };
-	struct prec_emu_ops run_ops = { .ctx = &c, .aux = run_aux, .sideband = run_sideband };
+	struct prec_emu_ops run_ops = { .ctx = &c, .aux = run_aux, .sideband = run_sideband,
+					.trig_off = run_trig_off };
 	struct prec_emurun run = { .tracer = &tracer, .cfg = cfg, .ops = ops ? &run_ops : NULL };
 	int r;
 

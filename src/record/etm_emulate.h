@@ -68,6 +68,7 @@ struct prec_etm_ops {
 	int (*aux)(void *ctx, uint32_t pid, uint32_t tid, uint64_t offset, const void *data,
 		   size_t size);
 	int (*sideband)(void *ctx, const void *rec, size_t size);
+	void (*trig_off)(void *ctx, uint32_t *trig_off); /* may be NULL; as in emurun.h */
 };
 
 /* The trace unit's registers, as the encoder's output implies them. */

@@ -870,6 +870,7 @@ static int l_open(void *ctx, struct prec_attr *attr, pid_t pid, int cpu, int gro
 
 	pthread_mutex_lock(&m->lock);
 	r = m_open(ctx, attr, pid, cpu, group_fd, flags);
+	prec_km_emu_sync(m);
 	pthread_mutex_unlock(&m->lock);
 	return r;
 }
@@ -881,6 +882,7 @@ static int l_ioctl(void *ctx, int fd, unsigned long req, uintptr_t arg)
 
 	pthread_mutex_lock(&m->lock);
 	r = m_ioctl(ctx, fd, req, arg);
+	prec_km_emu_sync(m);
 	pthread_mutex_unlock(&m->lock);
 	return r;
 }
@@ -925,6 +927,7 @@ static int l_close(void *ctx, int fd)
 
 	pthread_mutex_lock(&m->lock);
 	r = m_close(ctx, fd);
+	prec_km_emu_sync(m);
 	pthread_mutex_unlock(&m->lock);
 	return r;
 }

@@ -68,6 +68,14 @@ int prec_kmodel_add_pmu(struct prec_kmodel *m, uint32_t type, unsigned caps);
  * cs_etm's (@etm) or intel_pt's. 0 or -ENOENT.
  */
 int prec_kmodel_set_addr_filters(struct prec_kmodel *m, uint32_t type, unsigned n, bool etm);
+/*
+ * The emulated tracer's trigger flags (emu_proto.h: emu_shm.trig_off): from
+ * now on the model keeps @flags[i] nonzero while the events of trigger i of
+ * its prec_kmodel_emulate() configuration count nowhere (their group is
+ * disabled), so that the tracer neither samples nor pauses or resumes for
+ * it. NULL stops that. The run does this itself; for tests.
+ */
+void prec_kmodel_watch_triggers(struct prec_kmodel *m, uint32_t *flags);
 /* The model as the recorder's kernel (valid until prec_kmodel_free()). */
 const struct prec_kernel *prec_kmodel_kernel(struct prec_kmodel *m);
 

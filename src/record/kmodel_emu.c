@@ -16,6 +16,7 @@
 #include "record/emulate.h"
 #include "record/etm_emulate.h"
 #include "record/kmodel.h"
+#include "record/emu_proto.h"
 #include "record/kmodel_int.h"
 #include "tracefile/tfile.h"
 
@@ -59,6 +60,7 @@ struct kemu {
 	size_t nthr;
 	struct kcpu *cpus;    /* m->nr_cpus of them */
 	unsigned next_cpu;    /* the CPU the next new thread gets */
+	uint32_t *trig_off;   /* the run's shared flags (emu_shm.trig_off), or NULL */
 };
 
 /*
@@ -394,7 +396,10 @@ static bool same_event(const struct prec_attr *a, const struct prec_attr *b)
  * A trigger fired: its sample goes to every event of that trigger covering
  * the thread, whether or not the firing paused or resumed the trace (the
  * overflow handler writes the sample in any case; perf_event_aux_pause()
- * acts beside it).
+ * acts beside it). The tracer fires only triggers whose events count
+ * (prec_km_emu_sync()), at its own instant; the sample reaches the model
+ * later, when the event may have stopped counting since (a full AUX area
+ * disables it), and still belongs to the firing that paused or resumed.
  */
 static int emu_sample(struct prec_kmodel *m, const struct perf_event_header *h)
 {
@@ -423,12 +428,45 @@ static int emu_sample(struct prec_kmodel *m, const struct perf_event_header *h)
 	for (i = 0; i < m->nev && cpu >= 0; i++) {
 		struct kev *e = &m->ev[i];
 
-		if (same_event(&e->attr, key) && covers(m, e, ts.pid, ts.tid, cpu) &&
-		    prec_km_active(m, e))
+		if (e->open && same_event(&e->attr, key) && covers(m, e, ts.pid, ts.tid, cpu))
 			prec_km_sample(m, e, ts.ip, ts.period, &s);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return cpu < 0 ? -ENOMEM : 0;
+}
+
+void prec_km_emu_sync(struct prec_kmodel *m)
+{
+	struct kemu *x = m->emu;
+	size_t i, k, nt;
+
+	if (!x || !x->trig_off)
+		return;
+	nt = x->cfg.pt ? x->pt.ntriggers : x->etm.ntriggers;
+	for (i = 0; i < nt && i < EMU_SHM_TRIGS; i++) {
+		bool on = false;
+
+		/* __perf_event_overflow() runs only for an event that counts. */
+		for (k = 0; k < m->nev && !on; k++)
+			on = m->ev[k].open && same_event(&m->ev[k].attr, &x->cfg.trigger_attrs[i]) &&
+			     prec_km_active(m, &m->ev[k]);
+		__atomic_store_n(&x->trig_off[i], on ? 0u : 1u, __ATOMIC_RELEASE);
+	}
+}
+
+void prec_kmodel_watch_triggers(struct prec_kmodel *m, uint32_t *flags)
+{
+	pthread_mutex_lock(&m->lock);
+	if (m->emu) {
+		m->emu->trig_off = flags;
+		prec_km_emu_sync(m);
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void emu_trig_off(void *ctx, uint32_t *flags)
+{
+	prec_kmodel_watch_triggers(ctx, flags);
 }
 
 static int emu_record(void *ctx, const void *rec, size_t size)
@@ -499,12 +537,13 @@ static void *run_thread(void *arg)
 	int r;
 
 	if (x->cfg.pt) {
-		struct prec_emu_ops ops = { .ctx = m, .aux = emu_aux, .sideband = emu_record };
+		struct prec_emu_ops ops = { .ctx = m, .aux = emu_aux, .sideband = emu_record,
+					    .trig_off = emu_trig_off };
 
 		r = prec_emu_run(&x->pt, &ops, &x->wstatus, &x->diag);
 	} else {
 		struct prec_etm_ops ops = { .ctx = m, .stream = emu_stream, .aux = emu_aux,
-					    .sideband = emu_record };
+					    .sideband = emu_record, .trig_off = emu_trig_off };
 
 		r = prec_etm_run(&x->etm, &ops, &x->wstatus, &x->diag);
 	}
@@ -568,6 +607,7 @@ static int t_start(void *ctx, struct prec_diag *d)
 	x->etm.argv = x->argv;
 	pthread_mutex_lock(&m->lock);
 	enable_on_exec(m);
+	prec_km_emu_sync(m);
 	address_filters(m);
 	pthread_mutex_unlock(&m->lock);
 	r = pthread_create(&x->thread, NULL, run_thread, m);

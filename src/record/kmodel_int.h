@@ -149,5 +149,11 @@ void prec_km_emu_free(struct prec_kmodel *m);
  * transaction with perf_aux_output_end().
  */
 void prec_km_emu_stop(struct prec_kmodel *m, struct kev *e);
+/*
+ * Tells the emulated tracer which triggers count nowhere now (their group
+ * disabled): those neither sample nor pause or resume it. Call with m->lock
+ * held after any change of an event's state; nothing without a run.
+ */
+void prec_km_emu_sync(struct prec_kmodel *m);
 
 #endif

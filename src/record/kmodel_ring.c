@@ -299,6 +299,7 @@ int prec_km_sample(struct prec_kmodel *m, struct kev *e, uint64_t ip, uint64_t p
 static void aux_disable(struct prec_kmodel *m, struct kev *e, struct kring *r)
 {
 	e->enabled = false;
+	prec_km_emu_sync(m);
 	prec_km_wakeup(m, r);
 }
 
@@ -350,8 +351,10 @@ bool prec_km_aux_write(struct prec_kmodel *m, struct kev *e, const void *data, s
 	}
 	*pc = (struct km_piece){ r->aux_head, n, n < len, r->aux_overwrite };
 	r->aux_head += n;
-	if (pc->truncated)
+	if (pc->truncated) {
 		e->enabled = false;
+		prec_km_emu_sync(m);
+	}
 	return true;
 }
 

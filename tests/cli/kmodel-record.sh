@@ -87,6 +87,23 @@ else
 	t_fail "overrun: every call decoded between gaps is the truth's" "$res $(head -n 3 ov.got.err ov.dt.err)"
 fi
 
+# ---- windows while the AUX area keeps filling ----
+
+# A one-instruction window on every call of step() (40000 of them) into an 8
+# KiB AUX area: the area fills again and again and the model disables the
+# tracer each time. Whatever the tracer did, every pause and resume it made
+# has its trigger's sample (the overflow handler writes the sample of each
+# firing), and no sample is without one.
+"$PTREC" record --emulate -m ,8K -o win.data --emulate-truth win.truth \
+	-e 'pt/aux-action=start-paused/u' -e "uprobe:$PROGS/loop:step/aux-action=resume/" \
+	-e "uretprobe:$PROGS/loop:step/aux-action=pause/" -- "$PROGS/loop" 5 >win.out 2>win.err
+t_match "windows, small AUX area: the area filled" 'the AUX area filled [1-9]' "$(cat win.err)"
+st=$("$PTDUMP" --stats win.data)
+t_eq "windows, small AUX area: a resume sample for each resume" "$(grep -c '^R ' win.truth)" \
+	"$(sed -n 's/^trigger uprobe:.*(resume): \([0-9]*\) samples$/\1/p' <<<"$st")"
+t_eq "windows, small AUX area: a pause sample for each pause" "$(grep -c '^P ' win.truth)" \
+	"$(sed -n 's/^trigger uretprobe:.*(pause): \([0-9]*\) samples$/\1/p' <<<"$st")"
+
 # ---- a full data ring ----
 
 # Samples every 50 instructions into a one-page data ring, against a 4 MiB one.

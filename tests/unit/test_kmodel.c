@@ -16,6 +16,7 @@
 
 #include "base/util.h"
 #include "harness.h"
+#include "record/emulate.h"
 #include "record/kmodel.h"
 #include "record/record.h"
 #include "spec/evspec.h"
@@ -565,9 +566,53 @@ static void addr_filters(void)
 	prec_kmodel_free(m);
 }
 
+/*
+ * The emulated tracer's trigger flags: a trigger acts only while its group
+ * counts (pause/resume take effect only while the leader is enabled).
+ */
+static void trigger_flags(void)
+{
+	struct prec_kmodel *m = prec_kmodel_new(2);
+	struct prec_emu_trigger trig = { .event_index = 1, .action = PREC_EMU_ACT_RESUME };
+	struct prec_emu_config pt = { .triggers = &trig, .ntriggers = 1 };
+	struct prec_attr attrs[1], aux;
+	struct prec_kmodel_emu cfg = { .aux_type = AUX_TYPE, .pt = &pt, .trigger_attrs = attrs };
+	const struct prec_kernel *k;
+	uint32_t flags[64] = { 0 };
+	int lfd, tfd;
+
+	if (!T_OK(m) || !T_OK(!prec_kmodel_emulate(m, &cfg))) {
+		prec_kmodel_free(m);
+		return;
+	}
+	k = prec_kmodel_kernel(m);
+	make_attr(&aux, E_AUX, 0);
+	make_attr(&attrs[0], E_TASK, M_RESUME);
+	prec_kmodel_watch_triggers(m, flags);
+	T_EQ_INT(flags[0], 1); /* nothing open: it counts nowhere */
+	lfd = k->open(k->ctx, &aux, 0, -1, -1, 0);
+	tfd = k->open(k->ctx, &attrs[0], 0, -1, lfd, 0);
+	if (T_OK(lfd >= 0) && T_OK(tfd >= 0)) {
+		T_EQ_INT(flags[0], 1); /* both opened disabled */
+		T_EQ_INT(k->ioctl(k->ctx, tfd, PERF_EVENT_IOC_ENABLE, 0), 0);
+		T_EQ_INT(flags[0], 1); /* the leader is still off */
+		T_EQ_INT(k->ioctl(k->ctx, lfd, PERF_EVENT_IOC_ENABLE, 0), 0);
+		T_EQ_INT(flags[0], 0);
+		T_EQ_INT(k->ioctl(k->ctx, lfd, PERF_EVENT_IOC_DISABLE, 0), 0);
+		T_EQ_INT(flags[0], 1);
+		T_EQ_INT(k->ioctl(k->ctx, lfd, PERF_EVENT_IOC_ENABLE, 0), 0);
+		T_EQ_INT(flags[0], 0);
+		k->close(k->ctx, tfd);
+		T_EQ_INT(flags[0], 1); /* closed */
+		k->close(k->ctx, lfd);
+	}
+	prec_kmodel_watch_triggers(m, NULL);
+	prec_kmodel_free(m);
+}
+
 static const struct t_case cases[] = {
 	T(rules_model), T(rules_kernel), T(aux_model_only), T(fds_and_poll), T(recorder_over_model),
-	T(exec_enables_once), T(mlock_budget), T(addr_filters),
+	T(exec_enables_once), T(mlock_budget), T(addr_filters), T(trigger_flags),
 };
 
 int main(int argc, char **argv)
