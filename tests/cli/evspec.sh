@@ -210,7 +210,7 @@ t_match "emulate lists pt" "^pt$" "$out"
 t_match "emulate lists the software cs_etm" "^cs_etm$" "$out"
 t_run "emulate sysfs cs_etm" 0 "$PTREC" list --emulate --sysfs cs_etm
 t_eq "emulate cs_etm: the kernel's terms the ETMv4 tracer implements" "type 2113929218
-nr_addr_filters 0
+nr_addr_filters 8
 format/contextid1 config:14
 format/contextid config:14
 format/timestamp config:28" "$out"
