@@ -251,6 +251,8 @@ static const char *decode(struct prec_cs_guard *g, const ocsd_etmv4_i_pkt *p)
 	if (!why && canc && p->cancel_elements) {
 		n = cancel(g, p->cancel_elements);
 		g->depth -= n < g->depth ? n : g->depth;
+		if (n < p->cancel_elements)
+			why = "a cancel packet of more elements than the decoder holds";
 	}
 	if (!why && mispred)
 		mispredict(g, &why);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A guard in front of OpenCSD's ETMv4/ETE instruction decoder against
- * packet sequences that crash it (OpenCSD 1.3.x, TrcPktDecodeEtmV4I):
+ * packet sequences that crash or stall it (OpenCSD 1.3.x, TrcPktDecodeEtmV4I):
  *
  * - a mispredict (I_MISPREDICT, I_CANCEL_F1_MISPRED, I_CANCEL_F2/F3) makes
  *   mispredictAtom() walk the element stack from the newest element and
@@ -10,7 +10,11 @@
  *   behind another kind of element, leaves that iterator dangling and the
  *   next dynamic_cast reads freed memory (SIGSEGV);
  * - committing an exception with no address element behind it reads the
- *   back of an empty stack (processException()).
+ *   back of an empty stack (processException());
+ * - cancelling more P0 elements than the stack holds makes cancelElements()
+ *   count the rest off m_unseen_spec_elem, a member the decoder never
+ *   initialises: as many steps as the bytes the heap held say (seconds per
+ *   packet, a time the input does not pay for), or an error.
  *
  * The guard follows the decoder's element stack from the packets alone
  * (OpenCSD's packet monitor gives each packet just before the decoder
@@ -18,10 +22,12 @@
  * caller can keep it from the decoder. Valid trace never does: a trace
  * unit without speculation (TRCIDR8.MAXSPEC 0, every Arm core so far)
  * writes no mispredict, cancel or commit packets, and one with it
- * mispredicts and cancels only atoms it has sent. Where the model cannot
- * follow (a packet kind it does not know, more elements than it holds, a
- * step the decoder reports as an error) it names every mispredict, cancel
- * and commit packet until the decoder synchronizes again.
+ * mispredicts and cancels only atoms it has sent (a cancel of elements sent
+ * before the trace info, the one valid way past the stack, is what the
+ * decoder cannot count). Where the model cannot follow (a packet kind it
+ * does not know, more elements than it holds, a step the decoder reports
+ * as an error) it names every mispredict, cancel and commit packet until
+ * the decoder synchronizes again.
  */
 #ifndef PREC_CORESIGHT_GUARD_H
 #define PREC_CORESIGHT_GUARD_H
