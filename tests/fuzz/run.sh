@@ -11,23 +11,20 @@
 # Prints one line per target and "N passed, N failed".
 #
 # Leaks: OpenCSD 1.3.3 leaks on its own: an object per decode tree, which
-# decoders/coresight.c keeps from LeakSanitizer, and the address elements a
-# mispredict drops (tests/lsan.supp), which reach the decoder only from
-# units with speculation (TRCIDR8.MAXSPEC > 0: coresight_guard.h keeps the
-# other mispredicts from it; fuzz_cstrace's unit has none). That stack goes
-# through libstdc++, which has
-# no frame pointers, so only slow unwinding of every malloc sees it, at a
-# third of the speed or less: only fuzz_snapshot, whose inputs choose the
-# units' registers, unwinds slowly. (fuzz_tracefile and fuzz_perfdata can
-# carry such registers too: a leak they report from operator new alone is
-# to be replayed with fast_unwind_on_malloc=0 before it counts as ours.)
-# Every input of the targets that run OpenCSD every time (OPENCSD_TARGETS)
-# ends with more allocations than frees (the per-tree object), on which
-# libFuzzer would run it again with a whole-heap leak scan, several times
-# the cost, and give that up after 1000 inputs anyway; so they are checked
-# for leaks over the whole run, at its end (a leak fails the run with its
-# allocation stack, the input not named). The other targets are checked
-# after every input that allocates more than it frees.
+# decoders/coresight.c keeps from LeakSanitizer, and elements its decoder
+# drops (tests/lsan.supp; fuzz_cstrace met a few in a million inputs). Their
+# stacks go through libstdc++, which has no frame pointers, so only slow
+# unwinding of every malloc tells them apart, at a third of the speed or
+# less: the targets that run OpenCSD on every input (OPENCSD_TARGETS) unwind
+# slowly. (fuzz_tracefile and fuzz_perfdata reach OpenCSD with some inputs:
+# a leak they report from operator new alone is to be replayed with
+# fast_unwind_on_malloc=0 before it counts as ours.) Every input of those
+# targets also ends with more allocations than frees (the per-tree object),
+# on which libFuzzer would run it again with a whole-heap leak scan, several
+# times the cost, and give that up after 1000 inputs anyway; so they are
+# checked for leaks over the whole run, at its end (a leak fails the run
+# with its allocation stack, the input not named). The other targets are
+# checked after every input that allocates more than it frees.
 set -u
 cd "$(dirname "$0")/../.."
 [ -n "${ASAN_OPTIONS:-}" ] && ASAN_OPTIONS_SET=1
@@ -62,8 +59,10 @@ for bin in "$B"/fuzz/fuzz_*; do
 	export ASAN_OPTIONS=$asan_opts
 	leaks=()
 	if [ -z "${ASAN_OPTIONS_SET:-}" ]; then
-		[[ $OPENCSD_TARGETS == *" $name "* ]] && leaks=(-detect_leaks=0)
-		[ "$name" = fuzz_snapshot ] && ASAN_OPTIONS=$asan_opts:fast_unwind_on_malloc=0
+		if [[ $OPENCSD_TARGETS == *" $name "* ]]; then
+			ASAN_OPTIONS=$asan_opts:fast_unwind_on_malloc=0
+			leaks=(-detect_leaks=0)
+		fi
 	fi
 	"$bin" "${leaks[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
 		-max_len=262144 -print_final_stats=1 -artifact_prefix="$B/findings/$name/" \
