@@ -32,16 +32,18 @@ static unsigned address_ranges(const char *pmu, bool emulate)
 	if (err)
 		return 0;
 	v = prec_pmu_cap(p, "num_address_ranges");
-	if (v ? prec_parse_u64(v, 0, &n) || n > 64 : p->nr_addr_filters < 0)
-		n = 0;
-	else if (!v)
+	if (v) {
+		if (prec_parse_u64(v, 0, &n) || n > 64)
+			n = 0;
+	} else if (p->nr_addr_filters > 0) {
 		n = p->nr_addr_filters > 64 ? 64 : (uint64_t)p->nr_addr_filters;
+	}
 	prec_pmu_free(p);
 	return (unsigned)n;
 }
 
-/* What the software tracers cannot filter: 0, or EXIT_USAGE having said so. */
-static int emulated_filters(bool emulate_system)
+/* The whole-system software tracer applies no filters: 0, or EXIT_USAGE having said so. */
+static int system_tracer_refuses(bool emulate_system)
 {
 	if (!emulate_system)
 		return 0;
@@ -67,7 +69,7 @@ int rec_filter_resolve(const char *const *texts, size_t n, const struct prec_evl
 		return cli_usage_error("record", "--filter applies to a tracer (intel_pt, cs_etm); "
 				       "the events given have none");
 	aux = prec_evlist_event(el, (size_t)prec_evlist_aux_index(el));
-	if (emulated_filters(emulate_system))
+	if (system_tracer_refuses(emulate_system))
 		return EXIT_USAGE;
 	for (i = 0; i < n; i++) {
 		unsigned k;
