@@ -30,7 +30,6 @@ static struct emu_pt_cfg cfg = { .branch = 1 };
 struct x86_thr {
 	struct emu_thr c;
 	struct emu_pt pt;
-	int filt_out; /* FilterEn is 0: address filters keep packets off */
 };
 
 static struct x86_thr *x86_of(struct emu_thr *t)
@@ -164,17 +163,8 @@ static void x86_trace_toggled(struct emu_thr *t, int on)
 
 /*
  * FilterEn (SDM "IP Filtering"): with address filters it is evaluated where
- * a taken branch or an event lands, not on sequential flow.
+ * a taken branch or an event lands, not on sequential flow (t->filt_out: 0).
  */
-static void set_filtered(struct x86_thr *x, int out)
-{
-	x->filt_out = out;
-	if (out)
-		x->c.sl->state |= EMU_SLOT_FILTERED;
-	else
-		x->c.sl->state &= ~EMU_SLOT_FILTERED;
-}
-
 static int x86_to_user(struct emu_thr *t, uint64_t ip)
 {
 	struct x86_thr *x = x86_of(t);
@@ -184,8 +174,8 @@ static int x86_to_user(struct emu_thr *t, uint64_t ip)
 		return 0;
 	if (!p->psb_done)
 		emu_pt_psb_plus(p, 0, 0);
-	x->filt_out = emu_filtering() && !emu_filter_in(ip);
-	if (x->filt_out)
+	t->filt_out = emu_filtering() && !emu_filter_in(ip);
+	if (t->filt_out)
 		return 2; /* user code runs traced, but outside the filters: no packets */
 	emu_pt_mode_exec(p);
 	emu_pt_ip(p, ppt_tip_pge, ip, 0);
@@ -202,8 +192,8 @@ static void x86_to_kernel(struct emu_thr *t, uint64_t ip, enum emu_entry why)
 	struct x86_thr *x = x86_of(t);
 	struct emu_pt *p = &x->pt;
 
-	if (x->filt_out) {
-		set_filtered(x, 0); /* PacketEn was 0: nothing to end */
+	if (t->filt_out) {
+		emu_set_filtered(t, 0); /* PacketEn was 0: nothing to end */
 		return;
 	}
 	if (why != EMU_ENTRY_SYSCALL)
@@ -248,16 +238,16 @@ static int filter_branch(struct emu_thr *t, uint64_t next, int cond)
 	if (!emu_filtering() || !t->pkt_en)
 		return 0;
 	in = emu_filter_in(next);
-	if (!x->filt_out && !in) {
+	if (!t->filt_out && !in) {
 		emu_pt_ip(&x->pt, ppt_tip_pgd, next, cond);
-		set_filtered(x, 1);
+		emu_set_filtered(t, 1);
 		return 1;
 	}
-	if (x->filt_out && in) {
+	if (t->filt_out && in) {
 		emu_pt_rs_reset(&x->pt);
 		emu_pt_mode_exec(&x->pt);
 		emu_pt_ip(&x->pt, ppt_tip_pge, next, 0);
-		set_filtered(x, 0);
+		emu_set_filtered(t, 0);
 		return 1;
 	}
 	return 0;
@@ -295,7 +285,7 @@ static int x86_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 		return EMU_ARRIVED;
 	}
 	/* Packets flow: PacketEn, FilterEn included. */
-	pe = t->pkt_en && !x86_of(t)->filt_out;
+	pe = t->pkt_en && !t->filt_out;
 	switch (p->kind) {
 	case EMU_BR_NONE:
 	case EMU_BR_REPSTR:
@@ -358,7 +348,7 @@ static int x86_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 static void x86_periodic(struct emu_thr *t, uint64_t ip)
 {
 	if (t->trace_en)
-		emu_pt_periodic(&x86_of(t)->pt, ip, t->pkt_en && !x86_of(t)->filt_out);
+		emu_pt_periodic(&x86_of(t)->pt, ip, t->pkt_en && !t->filt_out);
 }
 
 const struct emu_arch emu_arch = {

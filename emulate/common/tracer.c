@@ -165,6 +165,15 @@ void emu_return_to_user(struct emu_thr *t, uint64_t ip)
 	}
 }
 
+void emu_set_filtered(struct emu_thr *t, int out)
+{
+	t->filt_out = out;
+	if (out)
+		t->sl->state |= EMU_SLOT_FILTERED;
+	else
+		t->sl->state &= ~EMU_SLOT_FILTERED;
+}
+
 /* TraceEn changes; always called while the thread is "in the kernel". */
 static void set_trace_en(struct emu_thr *t, int on, uint64_t ip)
 {

@@ -57,6 +57,8 @@ struct emu_thr {
 	int trace_en;    /* the trace unit is enabled: not paused */
 	int user;        /* executing user code (not in a syscall/trap) */
 	int pkt_en;      /* trace_en && user, and the tracer emits packets */
+	int filt_out;    /* address filters hold packets back here (Intel PT FilterEn 0,
+			  * ETM ViewInst inactive): emu_set_filtered() */
 	const struct emu_tb *cur; /* the TB running, NULL after a syscall */
 	uint64_t cur_start;       /* where the part of it not yet accounted begins */
 	uint32_t cur_done;        /* its instructions accounted */
@@ -180,6 +182,8 @@ extern pthread_mutex_t emu_lock;
 
 /* ---- what the tracer's hooks call -------------------------------------- */
 
+/* The tracer's address filters hold packets back (@out) or let them flow. */
+void emu_set_filtered(struct emu_thr *t, int out);
 /* The stream offset the encoder stands at. */
 uint64_t emu_stream_pos(struct emu_thr *t);
 /* Sends the encoder's bytes (with their AUX record) and the truth so far. */

@@ -59,7 +59,6 @@ struct etm_thr {
 	uint64_t sync_at;  /* stream offset of the last A-sync */
 	uint64_t sync_end; /* stream offset just after the last sync's packets */
 	uint64_t dec_pos;  /* where a decoder stands: after the last P0 element */
-	int view_out;      /* ViewInst inactive: outside the address filters' ranges */
 };
 
 struct xmap {
@@ -266,22 +265,14 @@ static void etm_trace_toggled(struct emu_thr *t, int on)
  * with Context packet. ViewInst is decided per instruction; the tracer
  * decides it per block, by the block's first instruction, which is the
  * same for ranges that begin and end at block boundaries (whole functions).
+ * t->filt_out: ViewInst inactive.
  */
-static void set_view_out(struct etm_thr *x, int out)
-{
-	x->view_out = out;
-	if (out)
-		x->c.sl->state |= EMU_SLOT_FILTERED;
-	else
-		x->c.sl->state &= ~EMU_SLOT_FILTERED;
-}
-
 static int etm_to_user(struct emu_thr *t, uint64_t ip)
 {
 	struct etm_thr *x = etm(t);
 
-	x->view_out = emu_filtering() && !emu_filter_in(ip);
-	if (x->view_out)
+	t->filt_out = emu_filtering() && !emu_filter_in(ip);
+	if (t->filt_out)
 		return 2; /* EL0 runs traced, but outside the filters: no packets */
 	put_trace_on(x, ip);
 	return 1;
@@ -292,8 +283,8 @@ static void etm_to_kernel(struct emu_thr *t, uint64_t ip, enum emu_entry why)
 {
 	struct etm_thr *x = etm(t);
 
-	if (x->view_out) {
-		set_view_out(x, 0); /* not traced there: nothing to say */
+	if (t->filt_out) {
+		emu_set_filtered(t, 0); /* not traced there: nothing to say */
 		return;
 	}
 	put_exception(x, why == EMU_ENTRY_SYSCALL ? ETM_EXC_CALL :
@@ -309,11 +300,11 @@ static void view_at(struct emu_thr *t, uint64_t next)
 	if (!t->pkt_en || !emu_filtering())
 		return;
 	in = emu_filter_in(next);
-	if (x->view_out && in) {
+	if (t->filt_out && in) {
 		put_trace_on(x, next);
-		set_view_out(x, 0);
-	} else if (!x->view_out && !in) {
-		set_view_out(x, 1);
+		emu_set_filtered(t, 0);
+	} else if (!t->filt_out && !in) {
+		emu_set_filtered(t, 1);
 	}
 }
 
@@ -324,7 +315,7 @@ static void etm_ran(struct emu_thr *t, uint32_t from, uint32_t to)
 	const struct etm_tb *p = emu_container_of(t->cur, struct etm_tb, c);
 	uint32_t i;
 
-	if (!t->pkt_en || x->view_out)
+	if (!t->pkt_en || t->filt_out)
 		return;
 	for (i = 0; i < p->nisb; i++)
 		if (p->isb[i] >= from && p->isb[i] < to) {
@@ -396,7 +387,7 @@ static int etm_resolve(struct emu_thr *t, uint64_t next, uint64_t *expect,
 		emu_return_to_user(t, next);
 		return EMU_ARRIVED;
 	}
-	pe = t->pkt_en && !x->view_out; /* the block ran traced */
+	pe = t->pkt_en && !t->filt_out; /* the block ran traced */
 	switch (p->kind) {
 	case A64_OTHER:
 	case A64_SVC:
@@ -461,7 +452,7 @@ static void etm_periodic(struct emu_thr *t, uint64_t ip)
 {
 	struct etm_thr *x = etm(t);
 
-	if (!t->pkt_en || x->view_out || emu_stream_pos(t) - x->sync_at < (1ull << cfg.sync_period))
+	if (!t->pkt_en || t->filt_out || emu_stream_pos(t) - x->sync_at < (1ull << cfg.sync_period))
 		return;
 	put_sync(x);
 	room(x);

@@ -16,6 +16,8 @@ cd "$T_TMP" || exit 1
 truth_build || { t_done; exit; }
 
 WIN=$PROGS/window
+# An awk function: hex(s), the value of hex digits s (mawk has no strtonum).
+HEX='function hex(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }'
 
 # frec NAME PROG ARG FUNC...: records PROG ARG with "filter FUNC @ PROG" for each FUNC.
 frec() {
@@ -54,8 +56,7 @@ t_eq "filter window_fn: every traced instruction is in window_fn" "" \
 # by a call and left by a return: all of them traced).
 lo=$(sed -n 's/.* \([0-9a-f]*\) window_fn+0x0 .*/\1/p' leaf.insn | head -n 1)
 size=$(nm -S "$WIN" | awk '$4 == "window_fn" { print $2 }')
-want=$(awk -v lo=$((16#${lo:-0})) -v hi=$((16#${lo:-0} + 16#${size:-0})) '
-	function hex(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+want=$(awk -v lo=$((16#${lo:-0})) -v hi=$((16#${lo:-0} + 16#${size:-0})) "$HEX"'
 	$1 == "B" { a = hex($3); if (a >= lo && a < hi) n += $5 } END { print n + 0 }' leaf.truth)
 got=$("$PTDUMP" --stats leaf.data | sed -n 's/^instructions: //p')
 t_eq "filter window_fn: instructions = the truth's in window_fn" "$want" "$got"
@@ -104,29 +105,28 @@ export PTREC_PLUGIN_ETM=${PTREC_PLUGIN_ETM:-$(dirname "$PTREC_PLUGIN")/ptrec-emu
 merge() { awk '{ if ($1 == e) { e = $2; next } if (s != "") print s, e; s = $1; e = $2 } END { if (s != "") print s, e }'; }
 # truth_in LO SIZE TRUTH: the truth's blocks that start in [LO, LO+SIZE), merged into runs.
 truth_in() {
-	awk -v lo=$((16#$1)) -v hi=$((16#$1 + 16#$2)) '
-	function hex(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+	awk -v lo=$((16#$1)) -v hi=$((16#$1 + 16#$2)) "$HEX"'
 	$1 == "B" { a = hex($3); if (a >= lo && a < hi) print $3, $4 }' "$3" | merge
 }
 dump_runs() { sed -n 's/.*exec range=0x\([0-9a-f]*\):\[0x\([0-9a-f]*\)\].*/\1 \2/p' | merge; }
-read -r lo size <<<"$(nm -S "$A64/window" | awk '$4 == "window_fn" { print $1, $2 }')"
-t_run "cs_etm filter window_fn: records" 0 "$PTREC" record --emulate -q -e cs_etm//u -o e.data \
-	--emulate-truth e.truth --filter "filter window_fn @ $A64/window" -- "$A64/window"
-t_run "cs_etm filter window_fn: --ranges" 0 "$PTDUMP" --ranges e.data
-want=$(truth_in "$lo" "$size" e.truth)
-t_eq "cs_etm filter window_fn: ranges = the truth's blocks in window_fn ($(wc -l <<<"$want") runs)" \
-	"$want" "$(dump_runs <<<"$out")"
+# etm_filter NAME FUNC: records window with "filter FUNC" and compares its
+# decoded ranges with the truth's blocks in FUNC; ptdump's output in $out.
+etm_filter() {
+	local lo size want
+	read -r lo size <<<"$(nm -S "$A64/window" | awk -v f="$2" '$4 == f { print $1, $2 }')"
+	t_run "cs_etm filter $2: records" 0 "$PTREC" record --emulate -q -e cs_etm//u -o "$1.data" \
+		--emulate-truth "$1.truth" --filter "filter $2 @ $A64/window" -- "$A64/window"
+	t_run "cs_etm filter $2: --ranges" 0 "$PTDUMP" --ranges "$1.data"
+	want=$(truth_in "$lo" "$size" "$1.truth")
+	t_eq "cs_etm filter $2: ranges = the truth's blocks in $2 ($(wc -l <<<"$want") runs)" \
+		"$want" "$(dump_runs <<<"$out")"
+}
+etm_filter e window_fn
 t_nomatch "cs_etm filter window_fn: no decode errors" 'ERROR' "$out"
 t_eq "cs_etm filter window_fn: 5 windows, one per call" 5 \
 	"$("$PTDUMP" --call-ret-trace e.data | grep -c 'tr strt')"
 # A function that calls out (main): Trace On at each return into it.
-read -r lo size <<<"$(nm -S "$A64/window" | awk '$4 == "main" { print $1, $2 }')"
-t_run "cs_etm filter main: records" 0 "$PTREC" record --emulate -q -e cs_etm//u -o m.data \
-	--emulate-truth m.truth --filter "filter main @ $A64/window" -- "$A64/window"
-t_run "cs_etm filter main: --ranges" 0 "$PTDUMP" --ranges m.data
-want=$(truth_in "$lo" "$size" m.truth)
-t_eq "cs_etm filter main: ranges = the truth's blocks in main ($(wc -l <<<"$want") runs)" \
-	"$want" "$(dump_runs <<<"$out")"
+etm_filter m main
 t_run "cs_etm: 9 ranges (the driver's ETM_ADDR_CMP_MAX is 8)" 1 "$PTREC" record --emulate -q \
 	-e cs_etm//u -o r.data --filter "$(for i in 1 2 3 4 5 6 7 8 9; do printf 'filter window_fn @ %s,' "$A64/window"; done | sed 's/,$//')" \
 	-- "$A64/window"
