@@ -72,8 +72,8 @@ static int module_ranges(const char *modules, struct range **v, size_t *n)
 	return err;
 }
 
-int prec_kcore_copy(struct prec_tfile_writer *w, const char *kcore_path, const char *kallsyms,
-		    const char *modules, uint64_t max_bytes, struct prec_kcore_result *res)
+int prec_kcore_copy_fd(struct prec_tfile_writer *w, int fd, const char *kallsyms,
+		       const char *modules, uint64_t max_bytes, struct prec_kcore_result *res)
 {
 	struct range *want = NULL;
 	size_t nwant = 0, i, ph, nph;
@@ -81,7 +81,7 @@ int prec_kcore_copy(struct prec_tfile_writer *w, const char *kcore_path, const c
 	Elf *elf = NULL;
 	GElf_Ehdr eh;
 	char *buf = NULL;
-	int fd = -1, err = 0;
+	int err = 0;
 
 	memset(res, 0, sizeof(*res));
 	if (!kallsyms || !find_sym(kallsyms, "_stext", &stext) || !find_sym(kallsyms, "_etext", &etext) ||
@@ -93,11 +93,6 @@ int prec_kcore_copy(struct prec_tfile_writer *w, const char *kcore_path, const c
 	if (err)
 		goto out;
 	res->ranges = (unsigned)nwant;
-	fd = open(kcore_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_type != ET_CORE ||
@@ -146,9 +141,24 @@ int prec_kcore_copy(struct prec_tfile_writer *w, const char *kcore_path, const c
 out:
 	if (elf)
 		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	free(want);
+	return err;
+}
+
+int prec_kcore_copy(struct prec_tfile_writer *w, const char *kcore_path, const char *kallsyms,
+		    const char *modules, uint64_t max_bytes, struct prec_kcore_result *res)
+{
+	uint64_t a;
+	int fd, err;
+
+	memset(res, 0, sizeof(*res));
+	if (!kallsyms || !find_sym(kallsyms, "_stext", &a))
+		return -ENOENT;
+	fd = open(kcore_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = prec_kcore_copy_fd(w, fd, kallsyms, modules, max_bytes, res);
+	close(fd);
 	return err;
 }

@@ -27,5 +27,8 @@ struct prec_kcore_result {
  */
 int prec_kcore_copy(struct prec_tfile_writer *w, const char *kcore_path, const char *kallsyms,
 		    const char *modules, uint64_t max_bytes, struct prec_kcore_result *res);
+/* The same from an open ELF core file @fd (left open; read with pread). */
+int prec_kcore_copy_fd(struct prec_tfile_writer *w, int fd, const char *kallsyms,
+		       const char *modules, uint64_t max_bytes, struct prec_kcore_result *res);
 
 #endif

@@ -74,6 +74,15 @@ struct prec_kernel {
 	 * 0 .. ncpus-1, all of them online and possible.
 	 */
 	int ncpus;
+	/*
+	 * The kernel's own files the recorder copies into the trace so that
+	 * kernel code decodes elsewhere: /proc/@name for "kallsyms", "modules"
+	 * and "kcore" (an ELF core file whose PT_LOAD segments map kernel
+	 * virtual addresses). Opens it for reading: an fd the caller closes
+	 * with close(2), or -errno (-ENOENT: this kernel has no such file).
+	 * NULL: none of them.
+	 */
+	int (*proc_open)(void *ctx, const char *name);
 };
 
 /* The workload of a kernel that runs its own tasks (a model). */

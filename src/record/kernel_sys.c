@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* The real kernel behind the recorder's seam (record/kernel.h): plain system calls. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "record/kernel.h"
 
 static int sys_open(void *ctx, struct prec_attr *attr, pid_t pid, int cpu, int group_fd,
@@ -62,6 +64,19 @@ static int sys_close(void *ctx, int fd)
 	return close(fd) ? -errno : 0;
 }
 
+/* /proc/@name of this host (of PTREC_SYSROOT's tree when set). */
+static int sys_proc_open(void *ctx, const char *name)
+{
+	char path[4096];
+	int fd;
+
+	(void)ctx;
+	if (prec_sys_path(path, sizeof(path), "/proc/%s", name))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 static const struct prec_kernel sys_kernel = {
 	.name = "kernel",
 	.open = sys_open,
@@ -71,6 +86,7 @@ static const struct prec_kernel sys_kernel = {
 	.poll = sys_poll,
 	.read = sys_read,
 	.close = sys_close,
+	.proc_open = sys_proc_open,
 };
 
 const struct prec_kernel *prec_kernel_sys(void)

@@ -946,7 +946,7 @@ struct prec_kmodel *prec_kmodel_new(int nr_cpus)
 	m->nr_cpus = nr_cpus > 0 ? nr_cpus : (int)sysconf(_SC_NPROCESSORS_CONF);
 	m->page = sysconf(_SC_PAGESIZE);
 	m->k = (struct prec_kernel){ "model", m, l_open, l_ioctl, l_mmap, l_munmap, m_poll,
-				     l_read, l_close, NULL, m->nr_cpus };
+				     l_read, l_close, NULL, m->nr_cpus, NULL };
 	m->wake_fd = -1;
 	pthread_mutex_init(&m->lock, NULL);
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

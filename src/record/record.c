@@ -1759,43 +1759,100 @@ static int write_events(struct rec *r)
 	return err;
 }
 
+/*
+ * The text of the kernel's /proc/@name, read through the seam (the real
+ * kernel's, or a model's that has a kernel of its own): its length, or
+ * -errno (-ENOENT: this kernel has none).
+ */
+static long kernel_text(struct rec *r, const char *name, char **out)
+{
+	struct prec_buf b = { 0 };
+	char chunk[65536];
+	int fd = r->k->proc_open ? r->k->proc_open(r->k->ctx, name) : -ENOENT;
+	ssize_t n;
+	int e;
+
+	*out = NULL;
+	if (fd < 0)
+		return fd;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0 && prec_buf_append(&b, chunk, (size_t)n))
+			break;
+	e = n < 0 ? errno : ENOMEM;
+	close(fd);
+	if (n != 0 || prec_buf_append(&b, "", 1)) {
+		prec_buf_free(&b);
+		return -e;
+	}
+	*out = b.data;
+	return (long)b.len - 1;
+}
+
+/*
+ * Whether kallsyms text hides its addresses: s_show() in kernel/kallsyms.c
+ * prints every value as zero when kallsyms_show_value() says no
+ * (kptr_restrict). Only then: the per-CPU symbols at the top of an x86-64
+ * kernel's list (fixed_percpu_data, Linux 6.1) are at zero in any case.
+ */
+static bool kallsyms_hidden(const char *t)
+{
+	for (const char *l = t; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (*l != '\n' && strncmp(l, "0000000000000000", 16))
+			return false;
+	return true;
+}
+
+/* --kcore: the kernel text from the kernel's kcore, and a note when it is not there. */
+static void copy_kcore(struct rec *r, const char *ksyms, const char *mods)
+{
+	struct prec_kcore_result kr;
+	char msg[256];
+	int fd = r->k->proc_open ? r->k->proc_open(r->k->ctx, "kcore") : -ENOENT, err = fd;
+
+	if (fd >= 0) {
+		err = r->res->kallsyms_hidden ? -EPERM :
+			prec_kcore_copy_fd(r->w, fd, ksyms, mods, 1ull << 30, &kr);
+		close(fd);
+	}
+	if (fd == -ENOENT) {
+		r->res->kcore_missing = true;
+		note(r->res, "--kcore: this kernel has no /proc/kcore; kernel code is not in the "
+			     "file (decoding kernel trace needs a matching vmlinux)");
+	} else if (err) {
+		snprintf(msg, sizeof(msg), "--kcore: kernel text not copied: %s%s",
+			 prec_strerror(err), err == -EPERM ?
+			 " (kallsyms addresses are hidden: run as root or lower kernel.kptr_restrict)" : "");
+		note(r->res, msg);
+	} else {
+		r->res->kcore_bytes = kr.bytes;
+	}
+}
+
+/*
+ * What kernel code needs to decode elsewhere: the kernel's symbols, modules
+ * and (--kcore) text, asked of the kernel behind the seam: this host's, or
+ * the guest's of the whole-system tracer's model.
+ */
 static void write_kernel_material(struct rec *r)
 {
-	char *ksyms = NULL, *mods = NULL, path[4096];
+	char *ksyms = NULL, *mods = NULL;
 	long n;
 
-	if (prec_sys_path(path, sizeof(path), "/proc/kallsyms") == 0 &&
-	    (n = prec_read_text(path, &ksyms)) > 0) {
+	if ((n = kernel_text(r, "kallsyms", &ksyms)) > 0) {
 		/* With kptr_restrict every address reads as zero: useless for decoding. */
-		if (!strncmp(ksyms, "0000000000000000", 16))
+		if (kallsyms_hidden(ksyms))
 			r->res->kallsyms_hidden = true;
 		else
 			prec_tfile_write_blob(r->w, PREC_TFILE_KSYMS, 0, ksyms, (size_t)n);
 	}
-	if (prec_sys_path(path, sizeof(path), "/proc/modules") == 0 &&
-	    (n = prec_read_text(path, &mods)) > 0)
+	if ((n = kernel_text(r, "modules", &mods)) > 0)
 		prec_tfile_write_blob(r->w, PREC_TFILE_MODULES, 0, mods, (size_t)n);
-	if (r->o->kcore) {
-		struct prec_kcore_result kr;
-		char msg[256];
-		int err = -ENOENT;
-
-		if (prec_sys_path(path, sizeof(path), "/proc/kcore") == 0 && !access(path, R_OK))
-			err = r->res->kallsyms_hidden ? -EPERM :
-				prec_kcore_copy(r->w, path, ksyms, mods, 1ull << 30, &kr);
-		if (err == -ENOENT && access(path, F_OK)) {
-			r->res->kcore_missing = true;
-			note(r->res, "--kcore: this kernel has no /proc/kcore; kernel code is not in the "
-				     "file (decoding kernel trace needs a matching vmlinux)");
-		} else if (err) {
-			snprintf(msg, sizeof(msg), "--kcore: kernel text not copied: %s%s",
-				 prec_strerror(err), err == -EPERM ?
-				 " (kallsyms addresses are hidden: run as root or lower kernel.kptr_restrict)" : "");
-			note(r->res, msg);
-		} else {
-			r->res->kcore_bytes = kr.bytes;
-		}
+	else if (n == 0) {
+		free(mods);
+		mods = NULL;
 	}
+	if (r->o->kcore)
+		copy_kcore(r, ksyms, mods);
 	free(ksyms);
 	free(mods);
 }

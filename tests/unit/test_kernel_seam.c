@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "record/kernel.h"
 #include "record/record.h"
 #include "spec/evspec.h"
+#include "tracefile/tfile.h"
 
 /* Every recording's first open/close is the PERF_FORMAT_LOST probe (fd 1000). */
 #define FAKE_FD0 1000
@@ -50,6 +52,8 @@ struct fake {
 	int polls;
 	struct fake_map maps[8];
 	int nmaps;
+	const char *kallsyms;               /* its /proc/kallsyms, or NULL: none */
+	int proc_opens;
 };
 
 static void logf_(struct fake *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -240,10 +244,27 @@ static int f_close(void *ctx, int fd)
 	return fake_fd(fd) ? 0 : -EBADF;
 }
 
+/* Its kallsyms, if it has one; no modules, no kcore. */
+static int f_proc_open(void *ctx, const char *name)
+{
+	struct fake *f = ctx;
+	int fd;
+
+	f->proc_opens++;
+	if (strcmp(name, "kallsyms") || !f->kallsyms)
+		return -ENOENT;
+	fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd >= 0 && write(fd, f->kallsyms, strlen(f->kallsyms)) != (ssize_t)strlen(f->kallsyms))
+		return -EIO;
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_SET);
+	return fd < 0 ? -errno : fd;
+}
+
 static struct prec_kernel fake_kernel(struct fake *f)
 {
 	return (struct prec_kernel){ "fake", f, f_open, f_ioctl, f_mmap, f_munmap, f_poll,
-				     f_read, f_close, NULL, 0 };
+				     f_read, f_close, NULL, 0, f_proc_open };
 }
 
 /* The log as one string, lines joined with "; ". */
@@ -530,6 +551,60 @@ static void kernel_sideband_cpu_wide(void)
 	teardown(&r);
 }
 
+/* The KSYMS chunk of the file @path, or "" (malloc'd). */
+static char *file_ksyms(const char *path)
+{
+	struct prec_tfile_reader *rd;
+	struct prec_tfile_chunk c;
+	char *t = calloc(1, 1);
+
+	if (!t || prec_tfile_reader_new(path, NULL, &rd, NULL))
+		return t;
+	while (prec_tfile_next(rd, &c) > 0)
+		if (c.type == PREC_TFILE_KSYMS) {
+			free(t);
+			t = strndup(c.data, c.len);
+			break;
+		}
+	prec_tfile_reader_free(rd);
+	return t;
+}
+
+/*
+ * The kernel's own files come through the seam (proc_open), never from this
+ * host's /proc: the kernel's kallsyms in KSYMS (also when its first symbols
+ * are at zero, as Linux 6.1's per-CPU ones are); all addresses zero is
+ * kptr_restrict's, not written; --kcore without a kcore is noted.
+ */
+static void kernel_files_through_seam(void)
+{
+	static const char *const ks[] = {
+		"0000000000000000 A fixed_percpu_data\nffffffff81000000 T _stext\n"
+		"ffffffff81001000 T _etext\n",
+		"0000000000000000 T _stext\n0000000000000000 T _etext\n",
+	};
+	struct fake f;
+	struct run r;
+	char *got;
+
+	t_fixture_sysroot();
+	for (int i = 0; i < 2; i++) {
+		memset(&f, 0, sizeof(f));
+		f.kallsyms = ks[i];
+		if (!setup(&r, &f, "intel_pt//k"))
+			return;
+		r.o.kcore = true;
+		T_EQ_INT(prec_record(&r.o, &r.res, &r.d), 0);
+		T_EQ_INT(f.proc_opens, 3); /* kallsyms, modules, kcore */
+		got = file_ksyms(r.out);
+		T_EQ_STR(got, i ? "" : ks[0]);
+		T_EQ_INT(r.res.kallsyms_hidden, i == 1);
+		T_EQ_INT(r.res.kcore_missing, 1);
+		free(got);
+		teardown(&r);
+	}
+}
+
 /* aux-sample-size: refused before anything is opened (no snapshot mode). */
 static void aux_sampling_refused(void)
 {
@@ -564,7 +639,7 @@ static void refused_aux_mmap(void)
 static const struct t_case cases[] = {
 	T(call_order),	 T(lost_at_the_end),	 T(refused_open),	   T(refused_mmap),	T(refused_set_output),
 	T(refused_enable), T(aux_overrun_reenabled), T(refused_aux_mmap), T(kernel_sideband_cpu_wide), T(aux_sampling_refused),
-	T(address_filter), T(refused_filter_keeps_file),
+	T(address_filter), T(refused_filter_keeps_file), T(kernel_files_through_seam),
 };
 
 int main(int argc, char **argv)
