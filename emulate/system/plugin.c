@@ -196,7 +196,13 @@ static void set_trace(int on, uint64_t ip)
 
 static void fire(const struct sys_trig *t, uint64_t ip)
 {
+	long ti = t - sys_cfg.trig;
+
 	if (!S.active)
+		return;
+	/* Its event counts nowhere now (ptrec's model of the kernel says so): no sample, no action. */
+	if (emu_proc.shm && ti < EMU_SHM_TRIGS &&
+	    __atomic_load_n(&emu_proc.shm->trig_off[ti], __ATOMIC_ACQUIRE))
 		return;
 	emu_sb_sample(tid(), t->idx, ip, t->kind == SYS_TK_INSNS ? t->period : 1);
 	if (t->action == SYS_ACT_RESUME)
@@ -602,6 +608,8 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
 			emu_proc.sock = atoi(argv[i] + 3);
 		else if (!strncmp(argv[i], "cfgfd=", 6))
 			emu_proc.cfgfd = atoi(argv[i] + 6);
+		else if (!strncmp(argv[i], "shmfd=", 6))
+			emu_proc.shmfd = atoi(argv[i] + 6);
 	}
 	if (!info || info->version.min > EMU_QEMU_PLUGIN_VERSION ||
 	    info->version.cur < EMU_QEMU_PLUGIN_VERSION || !info->system_emulation ||
@@ -613,6 +621,11 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
 	if (emu_proc.sock < 0 || emu_proc.cfgfd < 0 || sys_cfg_load(emu_proc.cfgfd) < 0 ||
 	    sys_guest_open() < 0)
 		return -1;
+	/* The shared area: only its trigger flags (the guest's tasks claim no slots). */
+	if (emu_shm_map() < 0) {
+		emu_error("the shared area from ptrec is not usable");
+		return -1;
+	}
 	snprintf(emu_proc.comm, sizeof(emu_proc.comm), "%s", sys_cfg.comm);
 	S.pt.ops = &pt_ops;
 	S.pt.cfg = &sys_cfg.pt;

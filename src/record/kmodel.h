@@ -23,8 +23,15 @@
  * TRUNCATED and the AUX event disabled when the AUX area is full, wakeups
  * at the watermarks, sample_id trailers. The emulated PMUs below feed it.
  *
- * The emulated PMUs schedule the workload's threads over the model's CPUs
- * with the kernel's switch records (kmodel_emu.c).
+ * The emulated PMUs (kmodel_emu.c): the software tracers behind the model's
+ * AUX PMU, the user-mode ones (Intel PT, ETMv4) and the whole-system one
+ * (a Linux guest under qemu-system-x86_64, whose kernel is then the
+ * model's: kprobe:/kretprobe: and syscall tracepoints are placed in it).
+ * They schedule the workload's threads over the model's CPUs with the
+ * kernel's switch records. The whole-system model also answers for its
+ * kernel's files (prec_kernel.proc_open: the guest's kallsyms, an empty
+ * modules list, its text as an ELF kcore) and writes the MMAP2 records of
+ * the workload's mappings, which the guest reports at the exit.
  *
  * Not modelled yet: migration between CPUs, THROTTLE, inheritance, cgroups,
  * permissions (the caller may do everything but exceed the mlock budget),
@@ -101,11 +108,22 @@ void prec_kmodel_task_exec(struct prec_kmodel *m, pid_t tid);
  */
 struct prec_emu_config;
 struct prec_etm_config;
+struct prec_emusys_config;
 
 struct prec_kmodel_emu {
 	uint32_t aux_type;                  /* attr.type of the emulated tracer */
-	const struct prec_emu_config *pt;   /* the Intel PT tracer's run, or NULL */
-	const struct prec_etm_config *etm;  /* the ETMv4 tracer's run, or NULL */
+	/* One of the three runs: */
+	const struct prec_emu_config *pt;   /* the Intel PT tracer's (user mode), or NULL */
+	const struct prec_etm_config *etm;  /* the ETMv4 tracer's, or NULL */
+	/*
+	 * The whole-system tracer's, or NULL: its guest kernel is the model's
+	 * kernel. Its triggers are @sys->pt->triggers (kprobe:/kretprobe:,
+	 * syscalls:sys_enter_X/sys_exit_X as __x64_sys_X's entry and return,
+	 * instruction counters); the guest's kallsyms and kernel text are the
+	 * model's /proc (prec_kernel.proc_open), the workload's mappings at
+	 * its exit become its MMAP2 records.
+	 */
+	const struct prec_emusys_config *sys;
 	/*
 	 * Per trigger of the run (pt or etm ->triggers, same order): the attr
 	 * the recorder opens it with (type, config, config1, config2 and the
@@ -127,6 +145,14 @@ int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg
  * trigger on (its own tracefs): @nr -1 is any system call.
  */
 #define PREC_KMODEL_SYSCALL_TP(enter, nr) (0x7e000000ull + ((uint64_t)((nr) + 1) << 1) + !!(enter))
+
+/*
+ * The model's tracepoint ids for kernel function probes (kprobe:/kretprobe:
+ * events of the whole-system tracer), one per event of the list by its
+ * index @idx, as the recorder makes one tracefs kprobe event per event on
+ * the real kernel (record/uprobe_events.h).
+ */
+#define PREC_KMODEL_KPROBE_TP(idx) (0x7d000000ull + (uint64_t)(idx))
 
 /* The pid the model gives the workload before it runs (beyond any real pid). */
 #define PREC_KMODEL_WORKLOAD_PID ((pid_t)(1 << 22) + 7)

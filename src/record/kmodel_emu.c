@@ -5,8 +5,11 @@
  * trace piece, side-band record and trigger sample it sends becomes the
  * output the kernel would give the events that cover the thread.
  */
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,10 +17,12 @@
 #include "base/perf_records.h"
 #include "base/util.h"
 #include "record/emulate.h"
+#include "record/emusys.h"
 #include "record/etm_emulate.h"
 #include "record/kmodel.h"
 #include "record/emu_proto.h"
 #include "record/kmodel_int.h"
+#include "record/synth.h"
 #include "tracefile/tfile.h"
 
 /*
@@ -45,6 +50,9 @@ struct kemu {
 	struct prec_kmodel_emu cfg;
 	struct prec_emu_config pt;
 	struct prec_etm_config etm;
+	struct prec_emusys_config sys;
+	struct prec_emusys_result guest; /* what the whole-system run's guest left */
+	uint64_t exec_time;   /* of the workload's COMM_EXEC record */
 	char *const *argv;
 	pthread_t thread;
 	bool started;
@@ -137,6 +145,13 @@ static void heard_of(struct kemu *x, uint32_t pid)
 	x->main_pid = (pid_t)pid;
 	if (x->pending_sig)
 		kill(x->main_pid, x->pending_sig);
+}
+
+/* The run's triggers, in the order of trigger_attrs and of the shared flags. */
+static const struct prec_emu_trigger *triggers(const struct kemu *x, size_t *n)
+{
+	*n = x->cfg.etm ? x->etm.ntriggers : x->pt.ntriggers;
+	return x->cfg.etm ? x->etm.triggers : x->pt.triggers;
 }
 
 /*
@@ -340,6 +355,8 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 	heard_of(m->emu, sid.pid);
 	if (sid.time > m->emu->last_time)
 		m->emu->last_time = sid.time;
+	if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC))
+		m->emu->exec_time = sid.time;
 	if (h->type == PERF_RECORD_AUX) {
 		/*
 		 * The tracer's own record says when; the model writes the record.
@@ -403,9 +420,8 @@ static bool same_event(const struct prec_attr *a, const struct prec_attr *b)
  */
 static int emu_sample(struct prec_kmodel *m, const struct perf_event_header *h)
 {
-	const struct prec_emu_trigger *trig = m->emu->cfg.pt ? m->emu->pt.triggers :
-								m->emu->etm.triggers;
-	size_t nt = m->emu->cfg.pt ? m->emu->pt.ntriggers : m->emu->etm.ntriggers;
+	size_t nt;
+	const struct prec_emu_trigger *trig = triggers(m->emu, &nt);
 	struct prec_trigger_sample ts;
 	const struct prec_attr *key = NULL;
 	struct km_sid s;
@@ -442,7 +458,7 @@ void prec_km_emu_sync(struct prec_kmodel *m)
 
 	if (!x || !x->trig_off)
 		return;
-	nt = x->cfg.pt ? x->pt.ntriggers : x->etm.ntriggers;
+	triggers(x, &nt);
 	for (i = 0; i < nt && i < EMU_SHM_TRIGS; i++) {
 		bool on = false;
 
@@ -530,13 +546,41 @@ static int emu_stream(void *ctx, uint32_t pid, uint32_t tid, unsigned index, uin
 	return 0;
 }
 
+static int synth_record(void *ctx, const struct perf_event_header *h)
+{
+	return emu_sideband(ctx, h, h->size);
+}
+
+/*
+ * The whole-system tracer's run. The kernel writes an MMAP2 record for
+ * each executable mapping as it is made (perf_event_mmap() from
+ * mmap_region()); the guest tells the model the workload's mappings only
+ * at its exit (its /proc/PID/maps), so they come after the run, dated at
+ * the exec, before which none of them existed.
+ */
+static int sys_run(struct prec_kmodel *m)
+{
+	struct kemu *x = m->emu;
+	struct prec_emu_ops ops = { .ctx = m, .aux = emu_aux, .sideband = emu_record,
+				    .trig_off = emu_trig_off };
+	int r = prec_emusys_run(&x->sys, &ops, &x->guest, &x->diag);
+
+	x->wstatus = x->guest.wstatus;
+	if (!r && x->guest.maps)
+		r = prec_synth_maps((pid_t)x->guest.pid, x->guest.maps, x->exec_time,
+				    PREC_EMU_ID_PT, synth_record, m);
+	return r;
+}
+
 static void *run_thread(void *arg)
 {
 	struct prec_kmodel *m = arg;
 	struct kemu *x = m->emu;
 	int r;
 
-	if (x->cfg.pt) {
+	if (x->cfg.sys) {
+		r = sys_run(m);
+	} else if (x->cfg.pt) {
 		struct prec_emu_ops ops = { .ctx = m, .aux = emu_aux, .sideband = emu_record,
 					    .trig_off = emu_trig_off };
 
@@ -642,6 +686,14 @@ static void t_kill(void *ctx, int sig)
 	struct prec_kmodel *m = ctx;
 	struct kemu *x = m->emu;
 
+	/*
+	 * The whole-system tracer's workload is a process of the guest: its pid
+	 * names nothing on this host, and nothing here can signal it. It runs
+	 * to its end (ptrec's own SIGINT and SIGTERM still stop QEMU: emurun.c
+	 * forwards them to it).
+	 */
+	if (x->cfg.sys)
+		return;
 	pthread_mutex_lock(&m->lock);
 	if (x->started && !__atomic_load_n(&x->done, __ATOMIC_ACQUIRE)) {
 		if (x->main_pid)
@@ -650,6 +702,101 @@ static void t_kill(void *ctx, int sig)
 			x->pending_sig = sig;
 	}
 	pthread_mutex_unlock(&m->lock);
+}
+
+/* @n bytes of @p at @off of @fd; 0 or -errno. */
+static int pwrite_all(int fd, const void *p, size_t n, off_t off)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p = (const char *)p + w;
+		n -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+/* A memory file holding @n bytes at @off and @n2 at @off2 (0: none); an fd or -errno. */
+static int mem_file(const char *name, const void *p, size_t n, off_t off, const void *p2,
+		    size_t n2, off_t off2)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = pwrite_all(fd, p, n, off);
+	if (!err)
+		err = pwrite_all(fd, p2, n2, off2);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * The guest kernel's text as /proc/kcore shows a kernel's memory: an ELF
+ * core file with one PT_LOAD segment per range at its kernel virtual
+ * address (fs/proc/kcore.c: read_kcore_iter() writes the ELF header and a
+ * program header per kcore_list entry). Here one range: _stext.._etext.
+ */
+static int kcore_file(const struct prec_emusys_result *g)
+{
+	struct {
+		Elf64_Ehdr eh;
+		Elf64_Phdr ph;
+	} h;
+	const off_t data = 4096;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.eh.e_ident, ELFMAG, SELFMAG);
+	h.eh.e_ident[EI_CLASS] = ELFCLASS64;
+	h.eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	h.eh.e_ident[EI_VERSION] = EV_CURRENT;
+	h.eh.e_type = ET_CORE;
+	h.eh.e_machine = EM_X86_64;
+	h.eh.e_version = EV_CURRENT;
+	h.eh.e_phoff = sizeof(h.eh);
+	h.eh.e_ehsize = sizeof(h.eh);
+	h.eh.e_phentsize = sizeof(h.ph);
+	h.eh.e_phnum = 1;
+	h.ph.p_type = PT_LOAD;
+	h.ph.p_flags = PF_R | PF_W | PF_X;
+	h.ph.p_offset = (uint64_t)data;
+	h.ph.p_vaddr = g->ktext_addr;
+	h.ph.p_filesz = h.ph.p_memsz = g->ktext_len;
+	h.ph.p_align = 4096;
+	return mem_file("kcore", &h, sizeof(h), 0, g->ktext, g->ktext_len, data);
+}
+
+/*
+ * The model's /proc for the recorder (prec_kernel.proc_open): what the
+ * whole-system run's guest left of its kernel. Its kallsyms; no modules
+ * (the guest loads none); its kernel text as kcore. Nothing before the run
+ * has ended.
+ */
+static int sys_proc_open(void *ctx, const char *name)
+{
+	struct prec_kmodel *m = ctx;
+	const struct prec_emusys_result *g = &m->emu->guest;
+	int fd = -ENOENT;
+
+	pthread_mutex_lock(&m->lock);
+	if (!__atomic_load_n(&m->emu->done, __ATOMIC_ACQUIRE) || !g->ksyms)
+		fd = -ENOENT;
+	else if (!strcmp(name, "kallsyms"))
+		fd = mem_file(name, g->ksyms, g->ksyms_len, 0, NULL, 0, 0);
+	else if (!strcmp(name, "modules"))
+		fd = mem_file(name, NULL, 0, 0, NULL, 0, 0);
+	else if (!strcmp(name, "kcore") && g->ktext_len)
+		fd = kcore_file(g);
+	pthread_mutex_unlock(&m->lock);
+	return fd;
 }
 
 static const struct prec_kernel_tasks emu_tasks = {
@@ -672,8 +819,14 @@ int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg
 	if (!x->cpus)
 		return -ENOMEM;
 	x->cfg = *cfg;
-	if (cfg->pt)
+	if (cfg->sys) {
+		/* Its Intel PT terms, triggers and argv are the model's own copy. */
+		x->sys = *cfg->sys;
+		x->pt = *cfg->sys->pt;
+		x->sys.pt = &x->pt;
+	} else if (cfg->pt) {
 		x->pt = *cfg->pt;
+	}
 	if (cfg->etm)
 		x->etm = *cfg->etm;
 	err = prec_kmodel_add_pmu(m, cfg->aux_type,
@@ -684,8 +837,9 @@ int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg
 	 */
 	if (!err)
 		err = prec_kmodel_set_addr_filters(m, cfg->aux_type,
-						   cfg->pt ? prec_emu_cpu.cpuid_14_1[0] & 7 : 8, !cfg->pt);
-	nt = cfg->pt ? x->pt.ntriggers : x->etm.ntriggers;
+						   !cfg->etm ? prec_emu_cpu.cpuid_14_1[0] & 7 : 8,
+						   cfg->etm != NULL);
+	triggers(x, &nt);
 	/* The triggers' PMUs: uprobes and counters (software and tracepoints are known). */
 	for (i = 0; i < nt && !err; i++) {
 		uint32_t type = cfg->trigger_attrs[i].type;
@@ -697,6 +851,8 @@ int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg
 			err = prec_kmodel_add_pmu(m, type, 0);
 	}
 	m->k.tasks = &emu_tasks;
+	if (cfg->sys)
+		m->k.proc_open = sys_proc_open;
 	return err;
 }
 
@@ -711,6 +867,7 @@ void prec_km_emu_free(struct prec_kmodel *m)
 		t_kill(m, SIGKILL);
 		t_wait(m, true, &ws, NULL);
 	}
+	prec_emusys_result_free(&x->guest);
 	free(x->pend);
 	free(x->thr);
 	free(x->cpus);

@@ -109,7 +109,7 @@ struct rec {
 	uint32_t snap_in_file; /* snapshots written into the current file */
 	bool switching;   /* --switch-output given */
 	struct prec_ring_counts synth_counts; /* of records that came through no ring: made
-					      * from /proc (-p, -t, -a), or --emulate=system's */
+					      * from /proc (-p, -t, -a) */
 	struct prec_buf sw_state; /* --switch-output: (cpu, record) of the side-band that
 				   * describes tasks and code, for the next file */
 	uint64_t sw_base;         /* trace + side-band bytes written before this file */
@@ -127,6 +127,11 @@ struct rec {
 	struct prec_etm_config etm_cfg;
 	struct prec_emu_trigger *emu_trig;
 	struct prec_attr *emu_keys;     /* per trigger: the attr it is opened with */
+	/* --emulate=system: the whole-system tracer's run behind the model */
+	struct prec_emusys_config sys_cfg;
+	struct prec_emusys_trigger *sys_trig;
+	char (*sys_names)[128];          /* its triggers' kernel functions */
+	char sys_plugin[4096], sys_init[4096];
 	struct prec_tfile_etm etm_blk;
 	uint64_t etm_words[PREC_ETM_BLOCK_WORDS];
 };
@@ -448,6 +453,8 @@ static void prepare_attr(struct rec *r, struct prec_attr *a, const struct prec_e
 	if (r->model && ev->kind == PREC_EV_TRACEPOINT && ev->tp.syscall_dir != PREC_SYSCALL_NONE)
 		a->config = PREC_KMODEL_SYSCALL_TP(ev->tp.syscall_dir == PREC_SYSCALL_ENTER,
 						   ev->tp.syscall_nr);
+	if (r->model && (ev->kind == PREC_EV_KPROBE || ev->kind == PREC_EV_KRETPROBE))
+		a->config = PREC_KMODEL_KPROBE_TP(ev->idx);
 }
 
 /*
@@ -1733,20 +1740,6 @@ static int write_events(struct rec *r)
 			t->leader = (int32_t)n;
 			t->flags = PREC_TFILE_EV_TRACKING;
 		}
-		if (r->o->emulate && r->o->emulate_system) {
-			/*
-			 * The whole-system tracer writes its plugin's records as
-			 * they are: event i has id i + 1 and its sideband the
-			 * tracer's; its trigger samples carry PERIOD
-			 * (emulate/common/sideband.c).
-			 */
-			if (e)
-				ids[nid++] = PREC_EMU_ID(i);
-			if (e && !e->aux)
-				t->attr.sample_type |= PERF_SAMPLE_PERIOD;
-			t->n_ids = e ? 1 : 0;
-			continue;
-		}
 		for (k = 0; k < r->nfds; k++) {
 			if (r->fds[k].ev == (e ? (int)i : -1) && r->fds[k].id)
 				ids[nid++] = r->fds[k].id;
@@ -2006,7 +1999,7 @@ static int finish_file(struct rec *r)
 	err = prec_tfile_writer_flush(r->w);
 	if (!err)
 		err = prec_mapset_embed(r->maps, r->w, r->o->no_embed, &r->res->embed);
-	if (!err && !r->o->emulate && traces_kernel(r))
+	if (!err && traces_kernel(r))
 		write_kernel_material(r);
 	fill_stats(r, &st, ss);
 	if (!err)
@@ -2635,61 +2628,6 @@ static int record_kernel(struct rec *r)
 	return err;
 }
 
-/* ---- the whole-system software tracer's writing path (--emulate=system) ---- */
-
-struct emu_ctx {
-	struct rec *r;
-	int *tids;
-	size_t ntids;
-	uint64_t exec_time; /* --emulate=system: time of the workload's COMM_EXEC */
-};
-
-static int emu_aux(void *ctx, uint32_t pid, uint32_t tid, uint64_t offset, const void *data,
-		   size_t size)
-{
-	struct emu_ctx *c = ctx;
-	size_t i;
-	int err;
-
-	for (i = 0; i < c->ntids; i++)
-		if (c->tids[i] == (int)tid)
-			break;
-	if (i == c->ntids) {
-		if (PREC_ARRAY_RESERVE(c->tids, c->ntids, 1))
-			return -ENOMEM;
-		c->tids[c->ntids++] = (int)tid;
-	}
-	err = rec_started(c->r);
-	if (!err)
-		err = prec_tfile_write_aux(c->r->w, -1, (int32_t)tid, offset, data, size);
-	if (!err)
-		c->r->res->aux_bytes += size;
-	else if (err == -ENOSPC)
-		write_error(c->r, err);
-	return err;
-}
-
-static int emu_sideband(void *ctx, const void *rec, size_t size)
-{
-	struct emu_ctx *c = ctx;
-	struct rec *r = c->r;
-	int err;
-
-	/* A malformed AUX/LOST record is only not counted; it is still kept. */
-	prec_ring_count_record(&r->synth_counts, rec);
-	if (size >= 40 && ((const struct perf_event_header *)rec)->type == PERF_RECORD_COMM &&
-	    (((const struct perf_event_header *)rec)->misc & PERF_RECORD_MISC_COMM_EXEC))
-		memcpy(&c->exec_time, (const uint8_t *)rec + size - 24, 8);
-	err = rec_started(r);
-	if (!err)
-		err = prec_mapset_note(r->maps, rec, size);
-	if (!err)
-		err = prec_tfile_write_sideband(r->w, -1, rec, size);
-	if (!err)
-		r->res->sideband_bytes += size;
-	return err;
-}
-
 /* ---- the software tracer: PMUs of the model of the kernel ---- */
 
 static int emu_config(struct rec *r, struct prec_emu_config *cfg, struct prec_emu_trigger **trig)
@@ -2769,44 +2707,6 @@ unsupported:
 	return 0;
 }
 
-/* The file's head for a software-tracer recording: INFO, MACHINE, EVENTS. */
-static int emu_begin(struct rec *r, const struct prec_tfile_machine *m)
-{
-	struct prec_tfile_info info;
-	struct utsname u;
-	char host[256];
-	int err;
-
-	err = open_writer(r, false, true);
-	if (err)
-		return err;
-	fill_info(r->o, &info, &u, host);
-	err = prec_tfile_write_info(r->w, &info);
-	if (!err)
-		err = prec_tfile_write_machine(r->w, m);
-	prepare_tracking(r);
-	if (!err)
-		err = write_events(r);
-	if (err)
-		return write_error(r, err);
-	r->res->workload = true;
-	return 0;
-}
-
-/* After the tracer ran (@err its result): the workload's status and the file's end. */
-static int emu_end(struct rec *r, int err, int wstatus, uint64_t t0)
-{
-	r->res->duration_ns = prec_now_ns() - t0;
-	r->res->exit_code = prec_emu_exit_code(wstatus);
-	if (err)
-		return err;
-	r->nt = 0;
-	err = rec_started(r);
-	if (!err)
-		err = finish_file(r);
-	return err ? write_error(r, err) : 0;
-}
-
 /* The CoreSight tracer's machine: one trace unit describes every per-thread stream. */
 static void etm_machine(struct rec *r, struct prec_tfile_machine *m)
 {
@@ -2851,62 +2751,6 @@ static void etm_config(struct rec *r)
 	c->ntriggers = r->emu_cfg.ntriggers;
 	c->truth_path = r->o->truth;
 	c->argv = r->o->argv;
-}
-
-/*
- * --emulate: the workload's program says which tracer (x86-64: Intel PT,
- * aarch64: ETMv4); the tracer becomes a PMU of a model of the kernel, and
- * the recording runs through the model as it would through the kernel.
- */
-static int emu_setup(struct rec *r)
-{
-	const struct prec_record_opts *o = r->o;
-	struct prec_kmodel_emu mc;
-	char path[4096];
-	size_t i;
-	int err;
-
-	if (!o->argv)
-		return rec_error(r, -EINVAL, "give the program after --: ptrec record --emulate -- prog",
-				 "--emulate runs a workload; -p and -t need trace hardware");
-	err = prec_emu_check_program(o->argv[0], path, sizeof(path), r->d);
-	if (err == -ENOEXEC && prec_etm_check_program(o->argv[0], path, sizeof(path), NULL) == 0) {
-		if (r->d)
-			memset(r->d, 0, sizeof(*r->d));
-		r->etm = true;
-		err = 0;
-	}
-	if (!err)
-		err = emu_config(r, &r->emu_cfg, &r->emu_trig);
-	if (err)
-		return err;
-	if (!r->etm &&
-	    prec_evlist_event(r->el, (size_t)r->aux_idx)->attr.type == PREC_PMU_TYPE_EMULATED_ETM)
-		return rec_error(r, -EINVAL, "trace x86-64 programs with intel_pt//u",
-				 "%s is not an aarch64 program: the software cs_etm traces those",
-				 o->argv[0]);
-	if (r->etm)
-		etm_config(r);
-	r->model = prec_kmodel_new(o->emulate_cpus > 0 ? o->emulate_cpus : PREC_EMULATE_CPUS);
-	r->emu_keys = calloc(r->emu_cfg.ntriggers + 1, sizeof(*r->emu_keys));
-	if (!r->model || !r->emu_keys)
-		return -ENOMEM;
-	for (i = 0; i < r->emu_cfg.ntriggers; i++) {
-		const struct prec_event *e = prec_evlist_event(r->el,
-							       (size_t)r->emu_trig[i].event_index);
-
-		prepare_attr(r, &r->emu_keys[i], e, e->leader == e->idx);
-	}
-	memset(&mc, 0, sizeof(mc));
-	mc.aux_type = prec_evlist_event(r->el, (size_t)r->aux_idx)->attr.type;
-	mc.pt = r->etm ? NULL : &r->emu_cfg;
-	mc.etm = r->etm ? &r->etm_cfg : NULL;
-	mc.trigger_attrs = r->emu_keys;
-	err = prec_kmodel_emulate(r->model, &mc);
-	if (err)
-		return err;
-	r->k = prec_kmodel_kernel(r->model);
-	return 0;
 }
 
 /* ---- the whole-system software tracer (--emulate=system) ---- */
@@ -2967,80 +2811,104 @@ static int sys_triggers(struct rec *r, const struct prec_emu_config *cfg,
 	return 0;
 }
 
-static int sys_synth(void *ctx, const struct perf_event_header *h)
-{
-	return emu_sideband(ctx, h, h->size);
-}
-
-/* What the guest left: the workload's mappings, the kernel's symbols and text. */
-static int sys_leftovers(struct rec *r, struct emu_ctx *ec, const struct prec_emusys_result *g)
-{
-	int err = prec_synth_maps((pid_t)g->pid, g->maps, ec->exec_time, PREC_EMU_ID_PT, sys_synth,
-				  ec);
-
-	if (!err && g->ksyms_len)
-		err = prec_tfile_write_blob(r->w, PREC_TFILE_KSYMS, 0, g->ksyms, g->ksyms_len);
-	if (!err && r->o->kcore && g->ktext_len) {
-		err = prec_tfile_write_blob(r->w, PREC_TFILE_KCORE, g->ktext_addr, g->ktext,
-					    g->ktext_len);
-		r->res->kcore_bytes = g->ktext_len;
-	}
-	return err ? write_error(r, err) : 0;
-}
-
-static int record_emulated_system(struct rec *r)
+/*
+ * --emulate=system: the whole-system tracer's run, which the model carries
+ * out as the PMU behind the emulated intel_pt (kmodel.h): the intel_pt terms
+ * and triggers of emu_config(), each trigger placed at a guest kernel
+ * function (sys_triggers()), the plugin and the guest's init found beside
+ * the user-mode plugin.
+ */
+static int sys_config(struct rec *r)
 {
 	const struct prec_event *aux = prec_evlist_event(r->el, (size_t)r->aux_idx);
-	struct prec_emu_config cfg;
-	struct prec_emusys_config sc = { .pt = &cfg };
-	struct prec_emusys_trigger *st = NULL;
-	struct prec_emusys_result g;
-	struct prec_emu_trigger *trig = NULL;
-	struct prec_tfile_machine m;
-	struct emu_ctx ec = { r, NULL, 0, 0 };
-	struct prec_emu_ops ops = { .ctx = &ec, .aux = emu_aux, .sideband = emu_sideband };
-	char (*names)[128] = NULL, plugin[4096], init[4096];
+	struct prec_emusys_config *sc = &r->sys_cfg;
+	size_t n = r->emu_cfg.ntriggers + 1;
 	int err;
-	uint64_t t0;
 
-	if (!r->o->argv || r->aux_idx < 0)
-		return rec_error(r, -EINVAL, "ptrec record --emulate=system -e 'intel_pt//k' -- prog",
-				 "--emulate=system traces a workload with an intel_pt event");
-	err = emu_config(r, &cfg, &trig);
+	r->sys_trig = calloc(n, sizeof(*r->sys_trig));
+	r->sys_names = calloc(n, sizeof(*r->sys_names));
+	if (!r->sys_trig || !r->sys_names)
+		return -ENOMEM;
+	err = sys_triggers(r, &r->emu_cfg, r->sys_trig, r->sys_names);
 	if (err)
 		return err;
-	st = calloc(cfg.ntriggers + 1, sizeof(*st));
-	names = calloc(cfg.ntriggers + 1, sizeof(*names));
-	if (!st || !names) {
-		err = -ENOMEM;
-		goto out;
+	r->emu_cfg.plugin = sibling(r, "PTREC_PLUGIN_SYS", "ptrec-emu-sys.so", r->sys_plugin,
+				    sizeof(r->sys_plugin));
+	memset(sc, 0, sizeof(*sc));
+	sc->pt = &r->emu_cfg;
+	sc->guest_init = sibling(r, "PTREC_GUEST_INIT", "ptrec-guest", r->sys_init,
+				 sizeof(r->sys_init));
+	sc->user = !aux->attr.exclude_user;
+	sc->kernel = !aux->attr.exclude_kernel;
+	sc->triggers = r->sys_trig;
+	sc->ntriggers = r->emu_cfg.ntriggers;
+	return 0;
+}
+
+/*
+ * --emulate: the workload's program says which tracer (x86-64: Intel PT,
+ * aarch64: ETMv4); --emulate=system: the whole-system tracer. The tracer
+ * becomes a PMU of a model of the kernel, and the recording runs through
+ * the model as it would through the kernel.
+ */
+static int emu_setup(struct rec *r)
+{
+	const struct prec_record_opts *o = r->o;
+	struct prec_kmodel_emu mc;
+	char path[4096];
+	size_t i;
+	int err;
+
+	if (!o->argv)
+		return rec_error(r, -EINVAL, "give the program after --: ptrec record --emulate -- prog",
+				 "--emulate runs a workload; -p and -t need trace hardware");
+	if (o->emulate_system && r->aux_idx < 0)
+		return rec_error(r, -EINVAL, "ptrec record --emulate=system -e 'intel_pt//k' -- prog",
+				 "--emulate=system traces a workload with an intel_pt event");
+	err = prec_emu_check_program(o->argv[0], path, sizeof(path), r->d);
+	if (err == -ENOEXEC && !o->emulate_system &&
+	    prec_etm_check_program(o->argv[0], path, sizeof(path), NULL) == 0) {
+		if (r->d)
+			memset(r->d, 0, sizeof(*r->d));
+		r->etm = true;
+		err = 0;
 	}
-	err = sys_triggers(r, &cfg, st, names);
-	if (err)
-		goto out;
-	cfg.plugin = sibling(r, "PTREC_PLUGIN_SYS", "ptrec-emu-sys.so", plugin, sizeof(plugin));
-	sc.guest_init = sibling(r, "PTREC_GUEST_INIT", "ptrec-guest", init, sizeof(init));
-	sc.user = !aux->attr.exclude_user;
-	sc.kernel = !aux->attr.exclude_kernel;
-	sc.triggers = st;
-	sc.ntriggers = cfg.ntriggers;
-	emu_machine(&m, 1);
-	err = emu_begin(r, &m);
-	if (err)
-		goto out;
-	t0 = prec_now_ns();
-	err = prec_emusys_run(&sc, &ops, &g, r->d);
 	if (!err)
-		err = sys_leftovers(r, &ec, &g);
-	err = emu_end(r, err, g.wstatus, t0);
-	r->res->nstreams = (int)ec.ntids;
-	prec_emusys_result_free(&g);
-out:
-	free(ec.tids);
-	free(trig);
-	free(st);
-	free(names);
-	return err;
+		err = emu_config(r, &r->emu_cfg, &r->emu_trig);
+	if (err)
+		return err;
+	if (!r->etm &&
+	    prec_evlist_event(r->el, (size_t)r->aux_idx)->attr.type == PREC_PMU_TYPE_EMULATED_ETM)
+		return rec_error(r, -EINVAL, "trace x86-64 programs with intel_pt//u",
+				 "%s is not an aarch64 program: the software cs_etm traces those",
+				 o->argv[0]);
+	if (r->etm)
+		etm_config(r);
+	if (o->emulate_system && (err = sys_config(r)))
+		return err;
+	/* The guest runs on one CPU (emusys.c: qemu-system's -smp 1). */
+	r->model = prec_kmodel_new(o->emulate_system ? 1 :
+				   o->emulate_cpus > 0 ? o->emulate_cpus : PREC_EMULATE_CPUS);
+	r->emu_keys = calloc(r->emu_cfg.ntriggers + 1, sizeof(*r->emu_keys));
+	if (!r->model || !r->emu_keys)
+		return -ENOMEM;
+	for (i = 0; i < r->emu_cfg.ntriggers; i++) {
+		const struct prec_event *e = prec_evlist_event(r->el,
+							       (size_t)r->emu_trig[i].event_index);
+
+		prepare_attr(r, &r->emu_keys[i], e, e->leader == e->idx);
+	}
+	memset(&mc, 0, sizeof(mc));
+	mc.aux_type = prec_evlist_event(r->el, (size_t)r->aux_idx)->attr.type;
+	mc.pt = r->etm || o->emulate_system ? NULL : &r->emu_cfg;
+	mc.etm = r->etm ? &r->etm_cfg : NULL;
+	mc.sys = o->emulate_system ? &r->sys_cfg : NULL;
+	mc.trigger_attrs = r->emu_keys;
+	err = prec_kmodel_emulate(r->model, &mc);
+	if (err)
+		return err;
+	r->k = prec_kmodel_kernel(r->model);
+	return 0;
 }
 
 static bool has_snapshot_trigger(const struct prec_evlist *el)
@@ -3192,21 +3060,16 @@ int prec_record(const struct prec_record_opts *o, struct prec_record_result *res
 		return -ENOMEM;
 	}
 
-	if (o->emulate && o->emulate_system) {
-		/* Its own writing path (the guest's tracer is not behind the model yet). */
-		err = record_emulated_system(&r);
-	} else {
-		if (o->emulate && !o->kernel)
-			err = emu_setup(&r);
-		else
-			err = check_etm(&r);
-		/* (the software tracer's CoreSight is known once emu_setup() has looked at the program) */
-		if (!err && r.snapshot && !r.etm)
-			check_snapshot_psb(&r, o->snapshot_size ? o->snapshot_size : r.aux_bytes);
-		if (!err)
-			err = check_aux_sampling(&r) ?: record_kernel(&r);
-		res->nstreams = r.aux_idx >= 0 && !r.model ? (int)trace_rings(&r) : 0;
-	}
+	if (o->emulate && !o->kernel)
+		err = emu_setup(&r);
+	else
+		err = check_etm(&r);
+	/* (the software tracer's CoreSight is known once emu_setup() has looked at the program) */
+	if (!err && r.snapshot && !r.etm)
+		check_snapshot_psb(&r, o->snapshot_size ? o->snapshot_size : r.aux_bytes);
+	if (!err)
+		err = check_aux_sampling(&r) ?: record_kernel(&r);
+	res->nstreams = r.aux_idx >= 0 && !r.model ? (int)trace_rings(&r) : 0;
 	for (i = 0; i < r.nt; i++) {
 		if (r.t[i].split)
 			res->nstreams += (int)prec_auxsplit_nstreams(r.t[i].split);
@@ -3240,6 +3103,8 @@ int prec_record(const struct prec_record_opts *o, struct prec_record_result *res
 	prec_kmodel_free(r.model);
 	free(r.emu_trig);
 	free(r.emu_keys);
+	free(r.sys_trig);
+	free(r.sys_names);
 	free(r.etm_blocks);
 	free(r.etm_regs);
 	return err;

@@ -119,8 +119,17 @@ if newuname_window seed "seed example" \
 	t_eq "seed example: the workload's output reaches stdout" "Linux" "$(cat seed.out)"
 	t_nomatch "seed example: every call has a kernel symbol" '0x[0-9a-f]|unknown' \
 		"$(awk -F'\t' 'NF > 1 { print $2 }' seed.calls)"
-	t_match "seed example: kallsyms and kernel text recorded" 'KSYMS|kallsyms' \
-		"$("$PTDUMP" --info seed.data 2>&1)"
+	info=$("$PTDUMP" --info seed.data 2>&1)
+	t_match "seed example: kallsyms and kernel text recorded" 'KSYMS .*KCORE' "$(echo $info)"
+	# Recorded through the model of the kernel: every event has the id the
+	# model gave it, the tracking event too, and its ring has the workload's
+	# mappings (at the exit, dated at the exec) and the switches of its CPU.
+	t_match "seed example: the tracking event has its id from the model" \
+		'ptrec:tracking +pmu software .* 1 id' "$info"
+	sb=$("$PTDUMP" --sideband seed.data 2>&1)
+	t_match "seed example: the workload's mappings reach the file" 'MMAP .* r-x .*/uname' "$sb"
+	t_eq "seed example: the model's CPU switches to the workload and back" "in out" \
+		"$(awk '$4 == "SWITCH" { printf "%s%s", n++ ? " " : "", $5 }' <<<"$sb")"
 fi
 
 # ---- the same window with kernel function probes ----
