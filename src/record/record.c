@@ -2991,9 +2991,6 @@ static int snapshot_sizes(struct rec *r)
 		return rec_error(r, -EINVAL, "add the tracer: -e pt//u (or cs_etm//)",
 				 "snapshot mode (-S) copies the tracer's AUX area, and no event "
 				 "is a tracer");
-	if (o->emulate_system)
-		return rec_error(r, -EOPNOTSUPP, "use --emulate (user mode) or trace hardware",
-				 "snapshot mode (-S) does not go with --emulate=system yet");
 	if (o->snapshot_size && !o->aux_bytes) {
 		for (a = page; a < o->snapshot_size; a <<= 1)
 			;

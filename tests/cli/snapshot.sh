@@ -177,6 +177,8 @@ t_match "...and says so" 'larger than the AUX area' "$err"
 t_run "-S without a tracer is refused" 1 "$PTREC" record -S -e page-faults -o d.data -- true
 t_match "...and says so" 'no event is a tracer' "$err"
 t_run "-S with a bad SIZE is a usage error" 2 "$PTREC" record --emulate -Sfoo -o d.data -- true
-t_run "-S with --emulate=system is refused" 1 "$PTREC" record --emulate=system -S -o d.data -- true
+t_run "--switch-output with --emulate=system is refused" 1 "$PTREC" record --emulate=system \
+	--switch-output -o d.data -- true
+t_match "...and says so" 'does not go with --emulate=system yet' "$err"
 t_eq "no file left by the refusals" "" "$(ls d.data* 2>/dev/null)"
 t_done

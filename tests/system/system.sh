@@ -188,6 +188,22 @@ elif "$PTREC" record --emulate=system --kcore -q -o uk.data --emulate-truth uk.t
 		t_fail "counter: records" "$(cat cnt.err)"
 	fi
 	t_match "uk: user code is traced (_start)" '_start\+0x0 \(.*tiny\)' "$(cat uk.insn)"
+	# Snapshot mode through the model: the AUX area in overwrite mode, one
+	# snapshot at the end; the whole run's trace fits in 64 KiB, so the
+	# snapshot decodes to the whole truth.
+	if "$PTREC" record --emulate=system -S64K --kcore -q -o snap.data --emulate-truth snap.truth \
+		-e 'intel_pt/psb_period=0/uk' ./tiny 2 >snap.out 2>snap.err; then
+		t_eq "-S: one snapshot, at the end" "1 at the end" \
+			"$("$PTDUMP" --info snap.data | awk '/^snapshots:/ { on = 1; next }
+				on && $1 ~ /^#/ { n++; w = $(NF - 2) " " $(NF - 1) " " $NF } END { print n " " w }')"
+		if r=$(insn_vs_truth snap); then
+			t_pass "-S: the snapshot's instruction trace = truth ($r)"
+		else
+			t_fail "-S: the snapshot's instruction trace = truth" "$r"
+		fi
+	else
+		t_fail "-S: records" "$(cat snap.err)"
+	fi
 else
 	t_fail "uk: records" "$(cat uk.err)"
 fi
