@@ -467,7 +467,7 @@ static void mlock_budget(void)
 {
 	struct prec_kmodel *m = prec_kmodel_new(2);
 	const struct prec_kernel *k = prec_kmodel_kernel(m);
-	struct prec_kmodel_limits l = { 4 * 33, 24 * 4096, 2, false, 100000 };
+	struct prec_kmodel_limits l = { 4 * 33, 24 * 4096, 2, false, 100000, 250 };
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct prec_attr a;
 	void *p[4] = { NULL };
