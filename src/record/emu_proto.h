@@ -168,6 +168,12 @@ struct emu_shm {
 	 * runs only for a counting event; a throttled one does not overflow).
 	 */
 	uint32_t trig_off[EMU_SHM_TRIGS];
+	/*
+	 * Written by the model with trig_off: the group of trigger i's event
+	 * (its leader's number + 1; 0: none), the triggers that a counter's
+	 * throttling stops with it (perf_event_throttle_group()).
+	 */
+	uint32_t trig_group[EMU_SHM_TRIGS];
 };
 
 /* emu_shm.trig_off values: counting, off, throttled for the rest of tick @k. */

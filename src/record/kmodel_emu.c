@@ -565,13 +565,15 @@ static int emu_sample(struct prec_kmodel *m, const struct perf_event_header *h)
 void prec_km_emu_sync(struct prec_kmodel *m)
 {
 	struct kemu *x = m->emu;
+	struct emu_shm *hdr;
 	size_t i, k, nt;
 
 	if (!x || !x->trig_off)
 		return;
 	nt = x->cfg.pt ? x->pt.ntriggers : x->etm.ntriggers;
+	hdr = (struct emu_shm *)((char *)x->trig_off - offsetof(struct emu_shm, trig_off));
 	for (i = 0; i < nt && i < EMU_SHM_TRIGS; i++) {
-		uint32_t v = EMU_TRIG_OFF;
+		uint32_t v = EMU_TRIG_OFF, group = 0;
 
 		/*
 		 * __perf_event_overflow() runs only for an event that counts,
@@ -585,7 +587,9 @@ void prec_km_emu_sync(struct prec_kmodel *m)
 			    !prec_km_active(m, e))
 				continue;
 			v = e->throttled ? EMU_TRIG_THROTTLED(e->thr_tick) : EMU_TRIG_ON;
+			group = (uint32_t)e->leader + 1;
 		}
+		__atomic_store_n(&hdr->trig_group[i], group, __ATOMIC_RELAXED);
 		__atomic_store_n(&x->trig_off[i], v, __ATOMIC_RELEASE);
 	}
 }
