@@ -85,6 +85,12 @@ int prec_kmodel_set_addr_filters(struct prec_kmodel *m, uint32_t type, unsigned 
  * itself; for tests.
  */
 void prec_kmodel_watch_triggers(struct prec_kmodel *m, uint32_t *flags);
+/*
+ * Hands the emulated PMUs a record as the tracer sends it (a trigger's
+ * PERF_RECORD_SAMPLE with the tracer's sample id, or side-band): for tests
+ * of the producer side without a run. 0 or a negative errno.
+ */
+int prec_kmodel_emu_record(struct prec_kmodel *m, const void *rec, size_t size);
 /* The model as the recorder's kernel (valid until prec_kmodel_free()). */
 const struct prec_kernel *prec_kmodel_kernel(struct prec_kmodel *m);
 

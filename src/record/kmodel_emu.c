@@ -625,6 +625,11 @@ static int emu_record(void *ctx, const void *rec, size_t size)
 	return emu_sideband(ctx, rec, size);
 }
 
+int prec_kmodel_emu_record(struct prec_kmodel *m, const void *rec, size_t size)
+{
+	return m->emu ? emu_record(m, rec, size) : -ENODEV;
+}
+
 /*
  * Trace bytes of a thread: to the AUX event running on its CPU for it (the
  * tracer's PMU is exclusive: one AUX event per CPU at a time). The bytes of
