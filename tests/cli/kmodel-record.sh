@@ -200,7 +200,7 @@ else
 	nthr=$(awk '$4 == "THROTTLE" { n++ } END { print n + 0 }' thr.sb)
 	t_match "throttling: THROTTLE records in --sideband ($nthr)" '^[1-9][0-9]*$' "$nthr"
 	t_eq "throttling: the report counts them on the group's leader" "$nthr" \
-		"$(sed -n 's/.*warning: event intel_pt\/aux-action=start-paused\/u was throttled \([0-9]*\) times.*/\1/p' thr.err)"
+		"$(sed -n 's/.*warning: the group of intel_pt\/aux-action=start-paused\/u was throttled \([0-9]*\) times.*/\1/p' thr.err)"
 	# Per tick: the samples up to THROTTLE (the one that throttles comes
 	# right after it, at its time), none until UNTHROTTLE, which comes at a
 	# tick's time. Resume's samples per tick are max_samples_per_tick,
