@@ -184,13 +184,74 @@ static void set_trace_en(struct emu_thr *t, int on, uint64_t ip)
 	emu_arch.trace_toggled(t, on);
 }
 
+/*
+ * A counter trigger's overflows in the tick thr_tick[i] of this process's
+ * clock; thr_off[i]: 1 + the tick in which trigger i's group was throttled.
+ */
+static pthread_mutex_t thr_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t thr_tick[EMU_MAX_TRIG], thr_n[EMU_MAX_TRIG], thr_off[EMU_MAX_TRIG];
+
+/* perf_event_throttle_group(): the triggers of @ti's group stop for this tick. */
+static void throttle_group(const struct emu_shm *h, int ti, uint64_t tick)
+{
+	uint32_t g = __atomic_load_n(&h->trig_group[ti], __ATOMIC_RELAXED);
+	int i;
+
+	for (i = 0; i < emu_cfg.ntrig && i < EMU_SHM_TRIGS; i++)
+		if (i == ti || (g && __atomic_load_n(&h->trig_group[i], __ATOMIC_RELAXED) == g))
+			thr_off[i] = tick + 1;
+}
+
+/*
+ * Whether trigger @ti has no overflow now: its event counts nowhere, or its
+ * group is throttled in this tick (the host's model says so), or it is an
+ * instruction counter that had max_per_tick overflows in this tick already.
+ * The last is the model's own rule (__perf_event_account_interrupt()), kept
+ * here where the overflow happens, so that the max_per_tick-th overflow is
+ * the last one whatever the latency of the model's flags; the model counts
+ * the same samples and throttles at the same one.
+ */
+static int no_overflow(int ti)
+{
+	struct emu_shm *h = emu_proc.shm;
+	uint64_t tick;
+	uint32_t v;
+	int off = 0;
+
+	if (!h || ti >= EMU_SHM_TRIGS)
+		return 0;
+	v = __atomic_load_n(&h->trig_off[ti], __ATOMIC_ACQUIRE);
+	if (v == EMU_TRIG_OFF)
+		return 1;
+	if (!h->tick_ns)
+		return 0;
+	tick = emu_now() / h->tick_ns;
+	if (v != EMU_TRIG_ON && v == EMU_TRIG_THROTTLED(tick))
+		return 1;
+	if (!h->max_per_tick)
+		return 0;
+	pthread_mutex_lock(&thr_lock);
+	if (thr_off[ti] == tick + 1) {
+		off = 1;
+	} else if (emu_cfg.trig[ti].kind == EMU_TK_INSNS) {
+		if (thr_tick[ti] != tick) {
+			thr_tick[ti] = tick;
+			thr_n[ti] = 0;
+		}
+		/* The max_per_tick-th overflow still fires; it throttles the group. */
+		if (++thr_n[ti] >= h->max_per_tick)
+			throttle_group(h, ti, tick);
+	}
+	pthread_mutex_unlock(&thr_lock);
+	return off;
+}
+
 static void fire(struct emu_thr *t, int ti, uint64_t ip, uint64_t period)
 {
 	struct emu_trig *tr = &emu_cfg.trig[ti];
 
-	/* Its event counts nowhere now (the host's model says so): no sample, no action. */
-	if (emu_proc.shm && ti < EMU_SHM_TRIGS &&
-	    __atomic_load_n(&emu_proc.shm->trig_off[ti], __ATOMIC_ACQUIRE))
+	/* No overflow (off or throttled): no sample, no action. */
+	if (no_overflow(ti))
 		return;
 	if (tr->action == EMU_ACT_SNAPSHOT) {
 		/*

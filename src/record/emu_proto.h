@@ -149,15 +149,37 @@ struct emu_shm {
 	uint32_t chunk_slots; /* EMU_SHM_CHUNK_SLOTS */
 	uint32_t max_chunks;  /* EMU_SHM_MAX_CHUNKS */
 	uint64_t chunk_bytes; /* chunk_slots slots, rounded up to pages */
-	uint64_t spare[5];
+	/*
+	 * Written by the host's model of the kernel before the workload runs:
+	 * the throttling limit of an instruction counter's overflows,
+	 * max_samples_per_tick of each tick_ns of the emulated clock (0: no
+	 * limit). The plugin applies it to each counter trigger as the kernel's
+	 * __perf_event_account_interrupt() does, at the overflow itself.
+	 */
+	uint64_t tick_ns;
+	uint64_t max_per_tick;
+	uint64_t spare[3];
 	/*
 	 * Written by the host's model of the kernel, read by the plugin:
-	 * nonzero when trigger i's event counts nowhere (its group is
-	 * disabled), so that it neither samples nor pauses or resumes the
-	 * tracer (__perf_event_overflow() runs only for a counting event).
+	 * EMU_TRIG_OFF when trigger i's event counts nowhere (its group is
+	 * disabled), EMU_TRIG_THROTTLED(k) while its group is throttled in
+	 * tick k of the emulated clock (a tick of tick_ns), so that it neither
+	 * samples nor pauses or resumes the tracer (__perf_event_overflow()
+	 * runs only for a counting event; a throttled one does not overflow).
 	 */
 	uint32_t trig_off[EMU_SHM_TRIGS];
+	/*
+	 * Written by the model with trig_off: the group of trigger i's event
+	 * (its leader's number + 1; 0: none), the triggers that a counter's
+	 * throttling stops with it (perf_event_throttle_group()).
+	 */
+	uint32_t trig_group[EMU_SHM_TRIGS];
 };
+
+/* emu_shm.trig_off values: counting, off, throttled for the rest of tick @k. */
+#define EMU_TRIG_ON 0u
+#define EMU_TRIG_OFF 1u
+#define EMU_TRIG_THROTTLED(k) ((uint32_t)(k) | 0x80000000u)
 
 /* The bytes of a chunk: its slots, rounded up to a page. */
 #define EMU_SHM_CHUNK_BYTES                                                                  \

@@ -1029,6 +1029,22 @@ static long long sysctl_int(const char *name, long long dflt)
 	return v;
 }
 
+/*
+ * The kernel's HZ, for max_samples_per_tick: the coarse clocks tick with
+ * the jiffy, so their resolution is TICK_NSEC (the kernel's LOW_RES_NSEC,
+ * reported by clock_getres()). 250 (x86 distributions' CONFIG_HZ) when
+ * the answer makes no sense.
+ */
+static unsigned host_hz(void)
+{
+	struct timespec ts;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) || ts.tv_sec || ts.tv_nsec < 1000000 ||
+	    ts.tv_nsec > 10000000)
+		return 250;
+	return (unsigned)((1000000000L + ts.tv_nsec / 2) / ts.tv_nsec);
+}
+
 void prec_kmodel_host_limits(struct prec_kmodel_limits *l)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -1040,6 +1056,7 @@ void prec_kmodel_host_limits(struct prec_kmodel_limits *l)
 	l->mlock_kb = (uint64_t)sysctl_int("perf_event_mlock_kb", 516);
 	l->paranoid = (int)sysctl_int("perf_event_paranoid", 2);
 	l->max_sample_rate = (uint64_t)sysctl_int("perf_event_max_sample_rate", 100000);
+	l->hz = host_hz();
 	l->memlock_bytes = UINT64_MAX;
 	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY)
 		l->memlock_bytes = rl.rlim_cur;

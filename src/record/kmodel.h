@@ -33,7 +33,12 @@
  * modules list, its text as an ELF kcore) and writes the MMAP2 records of
  * the workload's mappings, which the guest reports at the exit.
  *
- * Not modelled yet: migration between CPUs, THROTTLE, inheritance, cgroups,
+ * Throttling (kmodel_emu.c): an instruction counter's max_samples_per_tick-th
+ * overflow in a tick of the emulated clock throttles its group (THROTTLE
+ * from the leader, the group's triggers stop), UNTHROTTLE at the next tick.
+ *
+ * Not modelled yet: migration between CPUs, the throttled tracer's stop
+ * (its trace goes on), unthrottling at sched-in, inheritance, cgroups,
  * permissions (the caller may do everything but exceed the mlock budget),
  * counts in read() (zeros). See docs/DESIGN.md.
  *
@@ -80,9 +85,19 @@ int prec_kmodel_set_addr_filters(struct prec_kmodel *m, uint32_t type, unsigned 
  * now on the model keeps @flags[i] nonzero while the events of trigger i of
  * its prec_kmodel_emulate() configuration count nowhere (their group is
  * disabled), so that the tracer neither samples nor pauses or resumes for
- * it. NULL stops that. The run does this itself; for tests.
+ * it, and EMU_TRIG_THROTTLED(k) while they are throttled in tick k of the
+ * emulated clock. @flags is the trig_off of a struct emu_shm, whose
+ * tick_ns and max_per_tick the model sets from its limits (the kernel's
+ * HZ and perf_event_max_sample_rate). NULL stops that. The run does this
+ * itself; for tests.
  */
 void prec_kmodel_watch_triggers(struct prec_kmodel *m, uint32_t *flags);
+/*
+ * Hands the emulated PMUs a record as the tracer sends it (a trigger's
+ * PERF_RECORD_SAMPLE with the tracer's sample id, or side-band): for tests
+ * of the producer side without a run. 0 or a negative errno.
+ */
+int prec_kmodel_emu_record(struct prec_kmodel *m, const void *rec, size_t size);
 /* The model as the recorder's kernel (valid until prec_kmodel_free()). */
 const struct prec_kernel *prec_kmodel_kernel(struct prec_kmodel *m);
 

@@ -8,10 +8,11 @@
 #include <elf.h>
 #include <errno.h>
 #include <signal.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/array.h"
 #include "base/perf_records.h"
@@ -337,6 +338,117 @@ static void all_idle(struct prec_kmodel *m, uint64_t time)
 			leave(m, x->cpus[c].tid, time);
 }
 
+/* TICK_NSEC (include/vdso/jiffies.h) of the model's HZ: the emulated clock's tick. */
+uint64_t prec_km_tick_ns(const struct prec_kmodel *m)
+{
+	uint64_t hz = m->lim.hz ? m->lim.hz : 250;
+
+	return (1000000000ull + hz / 2) / hz;
+}
+
+/* perf_event_max_sample_rate_handler(): DIV_ROUND_UP(perf_event_max_sample_rate, HZ). */
+uint64_t prec_km_max_per_tick(const struct prec_kmodel *m)
+{
+	uint64_t hz = m->lim.hz ? m->lim.hz : 250, rate = m->lim.max_sample_rate;
+
+	return rate ? (rate + hz - 1) / hz : 1;
+}
+
+/*
+ * perf_log_throttle(): PERF_RECORD_THROTTLE (or UNTHROTTLE) with the time,
+ * the event's id (primary_event_id()) and stream id, then its sample_id
+ * trailer, in @e's ring.
+ */
+static void log_throttle(struct prec_kmodel *m, struct kev *e, bool unthrottle,
+			 const struct km_sid *sid)
+{
+	uint64_t body[3] = { sid->time, e->id, e->id };
+
+	prec_km_output(m, e, unthrottle ? PERF_RECORD_UNTHROTTLE : PERF_RECORD_THROTTLE, 0, body,
+		       sizeof(body), sid);
+}
+
+/*
+ * perf_event_throttle_group() (Linux 6.16+): the leader and every sibling
+ * stop (hwc->interrupts = MAX_INTERRUPTS, pmu->stop()) until the next tick,
+ * and only the leader logs it (perf_event_throttle()). The tracer's
+ * pmu->stop() is not modelled: its trace goes on; its triggers stop
+ * (prec_km_emu_sync() tells the tracer).
+ */
+static void throttle_group(struct prec_kmodel *m, struct kev *e, uint64_t tick,
+			   const struct km_sid *sid)
+{
+	size_t i;
+
+	for (i = 0; i < m->nev; i++) {
+		struct kev *k = &m->ev[i];
+
+		if (k->open && k->leader == e->leader) {
+			k->throttled = true;
+			k->thr_tick = tick;
+		}
+	}
+	log_throttle(m, &m->ev[e->leader], false, sid);
+	prec_km_emu_sync(m);
+}
+
+/*
+ * __perf_event_account_interrupt(): the overflows of @e in this tick of the
+ * emulated clock (a new tick starts the count again, hwc->interrupts_seq);
+ * the max_samples_per_tick-th throttles the group, before its own sample is
+ * written (__perf_event_overflow() goes on to the overflow handler). Only a
+ * hardware counter's overflow (@counter: the instruction counters) is
+ * accounted with throttle set; a tracepoint's or a uprobe's never throttles
+ * by itself: perf_swevent_overflow() passes throttle 0 for the first
+ * overflow of a hit, and each hit of a period-1 event has one.
+ */
+static void account_interrupt(struct prec_kmodel *m, struct kev *e, bool counter,
+			      const struct km_sid *sid)
+{
+	uint64_t tick = sid->time / prec_km_tick_ns(m);
+
+	if (e->thr_tick != tick || !e->interrupts) {
+		e->thr_tick = tick;
+		e->interrupts = 1;
+	} else {
+		e->interrupts++;
+	}
+	if (counter && e->interrupts >= prec_km_max_per_tick(m))
+		throttle_group(m, e, tick, sid);
+}
+
+/*
+ * The tick: perf_adjust_freq_unthr_events() unthrottles a throttled group
+ * at the first tick after its throttle (perf_event_unthrottle_group(); the
+ * leader logs UNTHROTTLE). The model learns that the tick came from a
+ * message of a later time (@sid, of the thread that runs then), and gives
+ * the record the tick's time.
+ */
+static void unthrottle_due(struct prec_kmodel *m, const struct km_sid *sid)
+{
+	uint64_t tick_ns = prec_km_tick_ns(m), now = sid->time / tick_ns;
+	bool any = false;
+	size_t i, k;
+
+	for (i = 0; i < m->nev; i++) {
+		struct kev *l = &m->ev[i];
+		struct km_sid s = *sid;
+
+		if (!l->open || l->leader != (int)i || !l->throttled || l->thr_tick >= now)
+			continue;
+		for (k = 0; k < m->nev; k++)
+			if (m->ev[k].open && m->ev[k].leader == (int)i) {
+				m->ev[k].throttled = false;
+				m->ev[k].interrupts = 0;
+			}
+		s.time = (l->thr_tick + 1) * tick_ns;
+		log_throttle(m, l, true, &s);
+		any = true;
+	}
+	if (any)
+		prec_km_emu_sync(m);
+}
+
 /* A side-band record (the tracer's trailer: PREC_EMU_SAMPLE_ID_TYPE) to its events. */
 static int emu_sideband(void *ctx, const void *rec, size_t size)
 {
@@ -382,6 +494,7 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 	}
 	cpu = t->cpu;
 	s = (struct km_sid){ sid.pid, sid.tid, sid.time, (uint32_t)cpu };
+	unthrottle_due(m, &s);
 	for (i = 0; i < m->nev; i++) {
 		struct kev *e = &m->ev[i];
 
@@ -424,6 +537,7 @@ static int emu_sample(struct prec_kmodel *m, const struct perf_event_header *h)
 	const struct prec_emu_trigger *trig = triggers(m->emu, &nt);
 	struct prec_trigger_sample ts;
 	const struct prec_attr *key = NULL;
+	bool counter = false;
 	struct km_sid s;
 	struct kthr *t;
 	size_t i;
@@ -432,8 +546,10 @@ static int emu_sample(struct prec_kmodel *m, const struct perf_event_header *h)
 	if (prec_perf_parse_sample(h, &ts))
 		return -EPROTO;
 	for (i = 0; i < nt && !key; i++)
-		if (PREC_EMU_ID(trig[i].event_index) == ts.id)
+		if (PREC_EMU_ID(trig[i].event_index) == ts.id) {
 			key = &m->emu->cfg.trigger_attrs[i];
+			counter = trig[i].kind == PREC_EMU_INSNS;
+		}
 	if (!key)
 		return 0;
 	pthread_mutex_lock(&m->lock);
@@ -441,11 +557,22 @@ static int emu_sample(struct prec_kmodel *m, const struct perf_event_header *h)
 	t = run_on(m, ts.pid, ts.tid, ts.time);
 	cpu = t ? t->cpu : -1;
 	s = (struct km_sid){ ts.pid, ts.tid, ts.time, (uint32_t)cpu };
+	if (cpu >= 0)
+		unthrottle_due(m, &s);
 	for (i = 0; i < m->nev && cpu >= 0; i++) {
 		struct kev *e = &m->ev[i];
 
-		if (e->open && same_event(&e->attr, key) && covers(m, e, ts.pid, ts.tid, cpu))
-			prec_km_sample(m, e, ts.ip, ts.period, &s);
+		if (!e->open || !same_event(&e->attr, key) || !covers(m, e, ts.pid, ts.tid, cpu))
+			continue;
+		/*
+		 * A firing that finds its event throttled already is one the
+		 * tracer made before it saw the flag (another member of the
+		 * group throttled it): its pause or resume took place, so its
+		 * sample is kept, as for a group disabled meanwhile.
+		 */
+		if (!e->throttled)
+			account_interrupt(m, e, counter, &s);
+		prec_km_sample(m, e, ts.ip, ts.period, &s);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return cpu < 0 ? -ENOMEM : 0;
@@ -454,19 +581,32 @@ static int emu_sample(struct prec_kmodel *m, const struct perf_event_header *h)
 void prec_km_emu_sync(struct prec_kmodel *m)
 {
 	struct kemu *x = m->emu;
+	struct emu_shm *hdr;
 	size_t i, k, nt;
 
 	if (!x || !x->trig_off)
 		return;
 	triggers(x, &nt);
+	hdr = (struct emu_shm *)((char *)x->trig_off - offsetof(struct emu_shm, trig_off));
 	for (i = 0; i < nt && i < EMU_SHM_TRIGS; i++) {
-		bool on = false;
+		uint32_t v = EMU_TRIG_OFF, group = 0;
 
-		/* __perf_event_overflow() runs only for an event that counts. */
-		for (k = 0; k < m->nev && !on; k++)
-			on = m->ev[k].open && same_event(&m->ev[k].attr, &x->cfg.trigger_attrs[i]) &&
-			     prec_km_active(m, &m->ev[k]);
-		__atomic_store_n(&x->trig_off[i], on ? 0u : 1u, __ATOMIC_RELEASE);
+		/*
+		 * __perf_event_overflow() runs only for an event that counts,
+		 * and a throttled one has no overflows (perf_swevent_overflow(),
+		 * the PMU stopped) until the next tick.
+		 */
+		for (k = 0; k < m->nev && v != EMU_TRIG_ON; k++) {
+			const struct kev *e = &m->ev[k];
+
+			if (!e->open || !same_event(&e->attr, &x->cfg.trigger_attrs[i]) ||
+			    !prec_km_active(m, e))
+				continue;
+			v = e->throttled ? EMU_TRIG_THROTTLED(e->thr_tick) : EMU_TRIG_ON;
+			group = (uint32_t)e->leader + 1;
+		}
+		__atomic_store_n(&hdr->trig_group[i], group, __ATOMIC_RELAXED);
+		__atomic_store_n(&x->trig_off[i], v, __ATOMIC_RELEASE);
 	}
 }
 
@@ -475,6 +615,13 @@ void prec_kmodel_watch_triggers(struct prec_kmodel *m, uint32_t *flags)
 	pthread_mutex_lock(&m->lock);
 	if (m->emu) {
 		m->emu->trig_off = flags;
+		if (flags) {
+			struct emu_shm *hdr =
+				(struct emu_shm *)((char *)flags - offsetof(struct emu_shm, trig_off));
+
+			hdr->tick_ns = prec_km_tick_ns(m);
+			hdr->max_per_tick = prec_km_max_per_tick(m);
+		}
 		prec_km_emu_sync(m);
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -492,6 +639,11 @@ static int emu_record(void *ctx, const void *rec, size_t size)
 	if (h->type == PERF_RECORD_SAMPLE)
 		return emu_sample(ctx, h);
 	return emu_sideband(ctx, rec, size);
+}
+
+int prec_kmodel_emu_record(struct prec_kmodel *m, const void *rec, size_t size)
+{
+	return m->emu ? emu_record(m, rec, size) : -ENODEV;
 }
 
 /*

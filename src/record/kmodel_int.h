@@ -61,6 +61,13 @@ struct kev {
 	uint64_t lost_samples; /* records of its that found no room (event->lost_samples) */
 	struct prec_addr_filter *filt; /* its address filters (event->addr_filters) */
 	int nfilt;
+	/*
+	 * Throttling (hwc->interrupts, hwc->interrupts_seq): overflows in tick
+	 * thr_tick of the emulated clock; throttled: hwc->interrupts ==
+	 * MAX_INTERRUPTS, since an overflow of its group in tick thr_tick.
+	 */
+	uint64_t thr_tick, interrupts;
+	bool throttled;
 };
 
 struct kemu;
@@ -155,5 +162,9 @@ void prec_km_emu_stop(struct prec_kmodel *m, struct kev *e);
  * held after any change of an event's state; nothing without a run.
  */
 void prec_km_emu_sync(struct prec_kmodel *m);
+
+/* The emulated clock's tick (TICK_NSEC of the model's HZ) and max_samples_per_tick. */
+uint64_t prec_km_tick_ns(const struct prec_kmodel *m);
+uint64_t prec_km_max_per_tick(const struct prec_kmodel *m);
 
 #endif

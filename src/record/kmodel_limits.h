@@ -16,6 +16,7 @@ struct prec_kmodel_limits {
 	int paranoid;              /* kernel.perf_event_paranoid */
 	bool cap_ipc_lock;         /* CAP_IPC_LOCK in the effective set */
 	uint64_t max_sample_rate;  /* kernel.perf_event_max_sample_rate */
+	unsigned hz;               /* the kernel's CONFIG_HZ (ticks a second); 0: 250 */
 };
 
 #endif

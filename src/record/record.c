@@ -1094,7 +1094,26 @@ static void count_throttle(struct rec *r, const struct perf_event_header *h)
 		}
 }
 
-/* One line per throttled event for the end-of-run report. */
+/* Whether event @i leads a group with a pause or resume trigger. */
+static bool leads_triggers(const struct prec_evlist *el, size_t i)
+{
+	size_t k, n = prec_evlist_nr_events(el);
+
+	for (k = 0; k < n; k++) {
+		const struct prec_event *e = prec_evlist_event(el, k);
+
+		if (k != i && e->leader == (int)i && (e->aux_action & (PREC_AUX_PAUSE | PREC_AUX_RESUME)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * One line per throttled event for the end-of-run report. Since Linux 6.16
+ * a throttled event stops its whole group and the leader alone logs the
+ * THROTTLE (perf_event_throttle_group()): a tracer named here leads
+ * triggers that stopped with it.
+ */
 static void report_throttles(struct rec *r)
 {
 	size_t i, n = prec_evlist_nr_events(r->el);
@@ -1103,14 +1122,15 @@ static void report_throttles(struct rec *r)
 	for (i = 0; r->throttled && i < n; i++) {
 		const struct prec_event *e = prec_evlist_event(r->el, i);
 		bool trig = e->aux_action & (PREC_AUX_PAUSE | PREC_AUX_RESUME);
+		bool group = !trig && leads_triggers(r->el, i);
 
 		if (!r->throttled[i])
 			continue;
 		snprintf(msg, sizeof(msg),
 			 "warning: %s %s was throttled %llu time%s: %s (kernel.perf_event_max_sample_rate)",
-			 trig ? "trigger" : "event", e->name, (unsigned long long)r->throttled[i],
-			 r->throttled[i] == 1 ? "" : "s",
-			 trig ? "windows may be missing" : "samples are missing");
+			 trig ? "trigger" : group ? "the group of" : "event", e->name,
+			 (unsigned long long)r->throttled[i], r->throttled[i] == 1 ? "" : "s",
+			 trig || group ? "windows may be missing" : "samples are missing");
 		note(r->res, msg);
 		r->res->throttled += r->throttled[i];
 	}

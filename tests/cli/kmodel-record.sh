@@ -179,4 +179,45 @@ for mode in "-a" "-C 0"; do
 	fi
 done
 
+# ---- throttling ----
+
+# Counter windows far above the sample rate: resume every 1000 instructions,
+# pause every 1500 (about 1 ns an instruction: a million overflows a second).
+# The model throttles the group at the max_samples_per_tick-th overflow of a
+# tick (DIV_ROUND_UP(perf_event_max_sample_rate, HZ)): THROTTLE from the
+# leader, then no sample of the group until UNTHROTTLE at the next tick. The
+# sample rate is the host's, read before and after the recording.
+rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+"$PTREC" record --emulate -e '{intel_pt/aux-action=start-paused/u,instructions/period=1000,aux-action=resume,name=Resume/u,instructions/period=1500,aux-action=pause,name=Pause/u}' \
+	-o thr.data --emulate-truth thr.truth -- "$PROGS/loop" 300 >thr.out 2>thr.err
+rc=$?
+if [ "$rate" != "$(cat /proc/sys/kernel/perf_event_max_sample_rate)" ]; then
+	t_skip "throttling" "perf_event_max_sample_rate changed during the recording"
+elif [ "$rc" != 0 ]; then
+	t_fail "throttling: records" "status $rc: $(head -n 3 thr.err)"
+else
+	"$PTDUMP" --sideband thr.data >thr.sb
+	nthr=$(awk '$4 == "THROTTLE" { n++ } END { print n + 0 }' thr.sb)
+	t_match "throttling: THROTTLE records in --sideband ($nthr)" '^[1-9][0-9]*$' "$nthr"
+	t_eq "throttling: the report counts them on the group's leader" "$nthr" \
+		"$(sed -n 's/.*warning: the group of intel_pt\/aux-action=start-paused\/u was throttled \([0-9]*\) times.*/\1/p' thr.err)"
+	# Per tick: the samples up to THROTTLE (the one that throttles comes
+	# right after it, at its time), none until UNTHROTTLE, which comes at a
+	# tick's time. Resume's samples per tick are max_samples_per_tick,
+	# DIV_ROUND_UP(rate, HZ) with HZ = 1e9 / tick.
+	res=$(python3 "$SRC/throttle_check.py" "$rate" thr.sb)
+	t_match "throttling: samples stop at the limit and go on at the next tick ($res)" '^ok ' "$res"
+	st=$("$PTDUMP" --stats thr.data)
+	t_eq "throttling: --stats counts the Resume samples --sideband shows" \
+		"$(grep -c ' SAMPLE   Resume ' thr.sb)" \
+		"$(sed -n 's/^trigger Resume (resume): \([0-9]*\) samples$/\1/p' <<<"$st")"
+	# The tracer acted on each firing that has a sample and on no other:
+	# the windows decode to the truth.
+	if truth_calls thr && res=$(segments thr) && [[ "$res" == "segments 1 "* ]]; then
+		t_pass "throttling: the whole call trace is the truth's ($res)"
+	else
+		t_fail "throttling: the call trace is the truth's" "$res $(head -n 3 thr.dt.err thr.got.err 2>/dev/null)"
+	fi
+fi
+
 t_done

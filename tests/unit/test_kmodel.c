@@ -16,6 +16,7 @@
 
 #include "base/util.h"
 #include "harness.h"
+#include "record/emu_proto.h"
 #include "record/emulate.h"
 #include "record/kmodel.h"
 #include "record/record.h"
@@ -467,7 +468,7 @@ static void mlock_budget(void)
 {
 	struct prec_kmodel *m = prec_kmodel_new(2);
 	const struct prec_kernel *k = prec_kmodel_kernel(m);
-	struct prec_kmodel_limits l = { 4 * 33, 24 * 4096, 2, false, 100000 };
+	struct prec_kmodel_limits l = { 4 * 33, 24 * 4096, 2, false, 100000, 250 };
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct prec_attr a;
 	void *p[4] = { NULL };
@@ -574,22 +575,31 @@ static void trigger_flags(void)
 {
 	struct prec_kmodel *m = prec_kmodel_new(2);
 	struct prec_emu_trigger trig = { .event_index = 1, .action = PREC_EMU_ACT_RESUME };
+	struct prec_kmodel_limits l;
 	struct prec_emu_config pt = { .triggers = &trig, .ntriggers = 1 };
 	struct prec_attr attrs[1], aux;
 	struct prec_kmodel_emu cfg = { .aux_type = AUX_TYPE, .pt = &pt, .trigger_attrs = attrs };
 	const struct prec_kernel *k;
-	uint32_t flags[64] = { 0 };
+	static struct emu_shm shm;
+	uint32_t *flags = shm.trig_off;
 	int lfd, tfd;
 
 	if (!T_OK(m) || !T_OK(!prec_kmodel_emulate(m, &cfg))) {
 		prec_kmodel_free(m);
 		return;
 	}
+	prec_kmodel_host_limits(&l);
+	l.hz = 250;
+	l.max_sample_rate = 100000;
+	prec_kmodel_set_limits(m, &l);
 	k = prec_kmodel_kernel(m);
 	make_attr(&aux, E_AUX, 0);
 	make_attr(&attrs[0], E_TASK, M_RESUME);
 	prec_kmodel_watch_triggers(m, flags);
 	T_EQ_INT(flags[0], 1); /* nothing open: it counts nowhere */
+	/* The throttling limit: TICK_NSEC of HZ 250, DIV_ROUND_UP(100000, 250). */
+	T_EQ_INT(shm.tick_ns, 4000000);
+	T_EQ_INT(shm.max_per_tick, 400);
 	lfd = k->open(k->ctx, &aux, 0, -1, -1, 0);
 	tfd = k->open(k->ctx, &attrs[0], 0, -1, lfd, 0);
 	if (T_OK(lfd >= 0) && T_OK(tfd >= 0)) {
@@ -610,9 +620,113 @@ static void trigger_flags(void)
 	prec_kmodel_free(m);
 }
 
+/* A trigger's sample as the tracer sends it (emu_sb_sample()): tid 100 at @time. */
+static void feed_sample(struct prec_kmodel *m, uint64_t time)
+{
+	uint64_t rec[7] = { 0, PREC_EMU_ID(1), 0x401000, 100 | (uint64_t)100 << 32, time, 0, 1 };
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof(rec) };
+
+	memcpy(rec, &h, sizeof(h));
+	T_EQ_INT(prec_kmodel_emu_record(m, rec, sizeof(rec)), 0);
+}
+
+/*
+ * The records of a ring as "TYPE@TIME" (S: sample, T: throttle, U:
+ * unthrottle), each with IDENTIFIER|TIME: a sample's time is its second
+ * u64, a throttle's its body's first, whose trailer must agree.
+ */
+static void ring_text(const void *base, long page, char *out, size_t size)
+{
+	const struct perf_event_mmap_page *pg = base;
+	const uint8_t *d = (const uint8_t *)base + page;
+	uint64_t pos, head = pg->data_head;
+	size_t n = 0;
+
+	out[0] = 0;
+	for (pos = 0; pos + 8 <= head && n + 40 < size;) {
+		const struct perf_event_header *h = (const void *)(d + pos);
+		const uint8_t *b = (const uint8_t *)(h + 1);
+		char c = h->type == PERF_RECORD_SAMPLE ? 'S' : h->type == PERF_RECORD_THROTTLE ? 'T' :
+			 h->type == PERF_RECORD_UNTHROTTLE ? 'U' : '?';
+		uint64_t t = prec_rd64(b + (c == 'S' ? 8 : 0));
+
+		if ((c == 'T' || c == 'U') && (h->size != 48 || prec_rd64(b + 24) != t))
+			c = '!';
+		n += (size_t)snprintf(out + n, size - n, "%s%c@%llu", n ? " " : "", c,
+				      (unsigned long long)t);
+		pos += h->size;
+	}
+}
+
+/*
+ * Throttling: with HZ 250 and perf_event_max_sample_rate 1000, 4 overflows
+ * a tick: the 4th of a counter throttles its group (THROTTLE from the
+ * leader, before that sample), the trigger is off for the rest of tick 0,
+ * and the first message of tick 1 unthrottles it at the tick's time.
+ */
+static void throttle(void)
+{
+	struct prec_kmodel *m = prec_kmodel_new(2);
+	struct prec_emu_trigger trig = { .kind = PREC_EMU_INSNS, .event_index = 1,
+					 .action = PREC_EMU_ACT_RESUME, .period = 1000 };
+	struct prec_emu_config pt = { .triggers = &trig, .ntriggers = 1 };
+	struct prec_attr attrs[1], aux;
+	struct prec_kmodel_emu cfg = { .aux_type = AUX_TYPE, .pt = &pt, .trigger_attrs = attrs };
+	struct prec_kmodel_limits l;
+	const struct prec_kernel *k;
+	static struct emu_shm shm;
+	long page = sysconf(_SC_PAGESIZE);
+	void *base = NULL;
+	char text[512];
+	int lfd, tfd, i;
+
+	if (!T_OK(m) || !T_OK(!prec_kmodel_emulate(m, &cfg))) {
+		prec_kmodel_free(m);
+		return;
+	}
+	prec_kmodel_host_limits(&l);
+	l.hz = 250;
+	l.max_sample_rate = 1000;
+	prec_kmodel_set_limits(m, &l);
+	k = prec_kmodel_kernel(m);
+	make_attr(&aux, E_AUX, 0);
+	make_attr(&attrs[0], E_TASK, M_RESUME);
+	aux.sample_id_all = attrs[0].sample_id_all = 1;
+	aux.sample_type = attrs[0].sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
+	attrs[0].sample_period = 1000;
+	prec_kmodel_watch_triggers(m, shm.trig_off);
+	T_EQ_INT(shm.max_per_tick, 4);
+	lfd = k->open(k->ctx, &aux, -1, 0, -1, 0);
+	tfd = k->open(k->ctx, &attrs[0], -1, 0, lfd, 0);
+	if (T_OK(lfd >= 0) && T_OK(tfd >= 0) &&
+	    T_OK(!k->mmap(k->ctx, lfd, (size_t)page * 9, 0, PROT_READ | PROT_WRITE, &base)) &&
+	    T_OK(!k->ioctl(k->ctx, tfd, PERF_EVENT_IOC_SET_OUTPUT, (unsigned long)lfd))) {
+		T_EQ_INT(k->ioctl(k->ctx, tfd, PERF_EVENT_IOC_ENABLE, 0), 0);
+		T_EQ_INT(k->ioctl(k->ctx, lfd, PERF_EVENT_IOC_ENABLE, 0), 0);
+		T_EQ_INT(shm.trig_off[0], EMU_TRIG_ON);
+		for (i = 1; i <= 4; i++)
+			feed_sample(m, 1000 * (uint64_t)i);
+		/* Off for the rest of tick 0, in the trigger's group. */
+		T_EQ_INT(shm.trig_off[0], EMU_TRIG_THROTTLED(0));
+		T_EQ_INT(shm.trig_group[0], 1);
+		feed_sample(m, 4500000);
+		T_EQ_INT(shm.trig_off[0], EMU_TRIG_ON);
+		ring_text(base, page, text, sizeof(text));
+		T_EQ_STR(text, "S@1000 S@2000 S@3000 T@4000 S@4000 U@4000000 S@4500000");
+		/* Counting starts again in tick 1: three more, the 4th throttles. */
+		for (i = 1; i <= 3; i++)
+			feed_sample(m, 4500000 + 1000 * (uint64_t)i);
+		T_EQ_INT(shm.trig_off[0], EMU_TRIG_THROTTLED(1));
+	}
+	if (base)
+		k->munmap(k->ctx, base, (size_t)page * 9);
+	prec_kmodel_watch_triggers(m, NULL);
+	prec_kmodel_free(m);
+}
+
 static const struct t_case cases[] = {
 	T(rules_model), T(rules_kernel), T(aux_model_only), T(fds_and_poll), T(recorder_over_model),
-	T(exec_enables_once), T(mlock_budget), T(addr_filters), T(trigger_flags),
+	T(exec_enables_once), T(mlock_budget), T(addr_filters), T(trigger_flags), T(throttle),
 };
 
 int main(int argc, char **argv)
