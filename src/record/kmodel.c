@@ -494,7 +494,8 @@ static int m_ioctl(void *ctx, int fd, unsigned long req, uintptr_t arg)
 		/* _perf_ioctl(): no ring (event->rb) or one without data pages. */
 		if (e->ring < 0 || !m->rings[e->ring].data_pages)
 			return -EINVAL;
-		e->paused = arg != 0;
+		/* rb_toggle_paused(): the ring's, for every event writing to it. */
+		m->rings[e->ring].paused = arg != 0;
 		return 0;
 	case PERF_EVENT_IOC_SET_FILTER:
 		return set_filter(m, e, (const char *)arg);

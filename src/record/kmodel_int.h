@@ -42,6 +42,7 @@ struct kring {
 	uint64_t aux_head, aux_wakeup, aux_watermark;
 	bool aux_overwrite; /* the AUX area mapped without PROT_WRITE (rb->aux_overwrite) */
 	bool ready;        /* a wakeup not yet seen by poll() (rb->poll) */
+	bool paused;       /* PERF_EVENT_IOC_PAUSE_OUTPUT (rb->paused): records are lost */
 };
 
 struct kev {

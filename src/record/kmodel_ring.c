@@ -154,12 +154,15 @@ static void put_id_sample(struct prec_kmodel *m, struct kring *r, uint64_t *pos,
 }
 
 /*
- * perf_output_begin(): room for @size bytes (and a PERF_RECORD_LOST first
+ * __perf_output_begin(): room for @size bytes (and a PERF_RECORD_LOST first
  * when records were lost since the last one that fitted), or the record is
  * counted in rb->lost and in the event's lost_samples (what read() returns
- * with PERF_FORMAT_LOST) and -ENOSPC. The tail is read before the bytes are
- * written (the control dependency the kernel calls barrier A); on success
- * *@pos is where the record goes, the LOST record already written.
+ * with PERF_FORMAT_LOST) and -ENOSPC. A ring paused by PAUSE_OUTPUT
+ * (rb->paused) loses every record the same way, without looking for room,
+ * so the first record after the resume comes behind a LOST. The tail is
+ * read before the bytes are written (the control dependency the kernel
+ * calls barrier A); on success *@pos is where the record goes, the LOST
+ * record already written.
  */
 static int output_begin(struct prec_kmodel *m, struct kring *r, struct kev *e,
 			size_t size, uint64_t *pos, const struct km_sid *sid)
@@ -167,6 +170,11 @@ static int output_begin(struct prec_kmodel *m, struct kring *r, struct kev *e,
 	size_t idsz = id_header_size(e);
 	uint64_t tail;
 
+	if (r->paused) {
+		r->lost++;
+		__atomic_fetch_add(&e->lost_samples, 1, __ATOMIC_RELAXED);
+		return -ENOSPC;
+	}
 	if (r->lost)
 		size += 24 + idsz;
 	tail = __atomic_load_n(&((struct perf_event_mmap_page *)r->base)->data_tail,
