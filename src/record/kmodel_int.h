@@ -102,6 +102,12 @@ void prec_km_aux_init(struct prec_kmodel *m, struct kring *r, const struct kev *
 
 /* Whether @e counts now: it and its group leader are enabled (event_sched_in()). */
 bool prec_km_active(struct prec_kmodel *m, const struct kev *e);
+/*
+ * Whether @e takes side-band records (COMM, MMAP2, FORK, EXIT, SWITCH):
+ * perf_iterate_ctx() and perf_iterate_sb_cpu() want a state of at least
+ * INACTIVE, the event's own: enabled, whether or not its leader is.
+ */
+bool prec_km_sb_active(const struct kev *e);
 
 /*
  * A side-band record of @type (COMM, MMAP2, FORK, ...) with @body (the

@@ -80,6 +80,11 @@ bool prec_km_active(struct prec_kmodel *m, const struct kev *e)
 	return e->open && e->enabled && (l == e || (l->open && l->enabled));
 }
 
+bool prec_km_sb_active(const struct kev *e)
+{
+	return e->open && e->enabled;
+}
+
 /* The size of @e's sample_id trailer (perf_event__id_header_size()). */
 static size_t id_header_size(const struct kev *e)
 {
