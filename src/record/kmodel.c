@@ -717,7 +717,8 @@ static int m_munmap(void *ctx, void *addr, size_t len)
 
 /*
  * perf_poll(): POLLIN once the ring of the event had a wakeup
- * (perf_output_wakeup() sets rb->poll; reading it clears it). The model's
+ * (perf_output_wakeup() sets rb->poll; reading it clears it); POLLHUP for
+ * an event without a ring. The model's
  * fds are answered here, the others by the real poll(2), which also waits
  * on the model's eventfd, so a wakeup ends the wait.
  */
@@ -735,7 +736,13 @@ static int poll_ready(struct prec_kmodel *m, struct pollfd *fds, size_t n)
 			continue;
 		if (!e) {
 			fds[i].revents = fds[i].fd >= 0 ? POLLNVAL : 0;
-		} else if (e->ring >= 0 && m->rings[e->ring].ready) {
+		} else if (e->hup || e->ring < 0 || !m->rings[e->ring].base) {
+			/*
+			 * perf_poll(): EPOLLHUP for an event whose task exited
+			 * (is_event_hup()) or that has no ring buffer (event->rb).
+			 */
+			fds[i].revents = POLLHUP;
+		} else if (m->rings[e->ring].ready) {
 			fds[i].revents = (short)(fds[i].events & POLLIN);
 			m->rings[e->ring].ready = false;
 		}
@@ -1057,8 +1064,9 @@ void prec_kmodel_set_limits(struct prec_kmodel *m, const struct prec_kmodel_limi
  * perf_event_enable_on_exec() -> event_enable_on_exec() clears
  * attr.enable_on_exec (it acts once) and enables an event that is off;
  * then perf_event_remove_on_exec() takes remove_on_exec events out for
- * good, out of their groups too (the real kernel's members of a removed
- * leader go on counting on their own: tests/cli/kmodel-diff.sh).
+ * good (perf_event_exit_event(): poll() says POLLHUP), out of their groups
+ * too (the real kernel's members of a removed leader go on counting on
+ * their own: tests/cli/kmodel-diff.sh).
  */
 void prec_kmodel_task_exec(struct prec_kmodel *m, pid_t tid)
 {
@@ -1075,6 +1083,8 @@ void prec_kmodel_task_exec(struct prec_kmodel *m, pid_t tid)
 	}
 	for (i = 0; i < m->nev; i++)
 		if (m->ev[i].open && m->ev[i].task == tid && m->ev[i].attr.remove_on_exec &&
-		    !m->ev[i].exited)
+		    !m->ev[i].exited) {
 			detach(m, &m->ev[i]);
+			m->ev[i].hup = true; /* perf_event_exit_event(): state EXIT */
+		}
 }

@@ -57,6 +57,7 @@ struct kev {
 	uint64_t id;
 	bool enabled, paused;
 	bool exited; /* PERF_EVENT_STATE_EXIT: removed from its context */
+	bool hup;    /* its task exited with it in the context: poll() says POLLHUP */
 	bool counting;                   /* enabled, and so is its leader */
 	uint64_t enabled_ns, enabled_at; /* time spent counting; up to when (CLOCK_MONOTONIC) */
 	uint64_t lost_samples; /* records of its that found no room (event->lost_samples) */

@@ -92,7 +92,10 @@ void prec_kmodel_comm(struct prec_kmodel *m, const struct prec_kmodel_task *t, c
  * perf_event_exit_task(): perf_event_task() with the task's context, then
  * with the CPU's: PERF_RECORD_EXIT (pid, ppid, tid, ptid, time) to each event
  * that asks for task records (perf_event_task_match(): comm, mmap, mmap2,
- * mmap_data or task) and sees the task.
+ * mmap_data or task) and sees the task. Then perf_event_exit_event() takes
+ * the events still in the task's context out (DETACH_EXIT: off for good,
+ * their groups kept), and poll() says POLLHUP for them from now on. (Their
+ * enabled time is left running: read() counts wall-clock time anyway.)
  */
 void prec_kmodel_exit(struct prec_kmodel *m, const struct prec_kmodel_task *t, pid_t ppid,
 		      pid_t ptid)
@@ -111,6 +114,14 @@ void prec_kmodel_exit(struct prec_kmodel *m, const struct prec_kmodel_task *t, p
 		if ((a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task) &&
 		    sees(m, &m->ev[i], t, false))
 			prec_km_output(m, &m->ev[i], PERF_RECORD_EXIT, 0, &body, sizeof(body), &s);
+	}
+	for (i = 0; i < m->nev; i++) {
+		struct kev *e = &m->ev[i];
+
+		if (e->open && e->task == t->tid && !e->exited) {
+			e->enabled = false;
+			e->exited = e->hup = true;
+		}
 	}
 	pthread_mutex_unlock(&m->lock);
 }
