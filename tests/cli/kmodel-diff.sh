@@ -11,12 +11,13 @@
 # COMM (exec) and EXIT. The model is told the same occurrences through its
 # producer side; per ring, occurrence by occurrence, the record types, misc
 # flags, sizes (sample layout, sample_id trailers) and the fields both give
-# alike (ids, pids, CPU, period, LOST counts, names) must match.
+# alike (ids, pids, CPU, period, LOST counts, names) must match; then a
+# poll() of every event must say the same (POLLIN: a wakeup came; POLLHUP).
 # Not compared (tests/tools/kmodel_diff.c says why): AUX PMUs (no real one
 # here), records that depend on timing or on other processes (cpu-clock,
 # task-clock and context-switch samples, SWITCH, MMAP, a CPU event's view
 # of other processes), IP and TIME values, PERF_SAMPLE_READ, write_backward,
-# groups mixing PMUs, wakeups, counts.
+# groups mixing PMUs, counts.
 #   KMODEL_DIFF_SEED=N   another seed; KMODEL_DIFF_CASES=N   another count
 # A failing case reproduces alone: build/tools/kmodel_diff --seed S --case K -v
 TOP=$(cd "$(dirname "$0")/../.." && pwd)

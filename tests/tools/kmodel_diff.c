@@ -51,7 +51,10 @@
  * of each occurrence come in order; records of one occurrence in one ring
  * (several events writing there) are compared as a set (the order among
  * events is the kernel's list order), except that a LOST names the event
- * whose record came first.
+ * whose record came first. Then every open event is polled once, in step
+ * order: POLLIN (a wakeup of its ring since the last poll, at the
+ * watermark, wakeup_watermark or wakeup_events) and POLLHUP (no ring, or
+ * its task exited) must match.
  *
  * What this cannot compare: an AUX PMU (intel_pt, cs_etm) has no real
  * counterpart here, so AUX mappings are compared only as refusals of a PMU
@@ -65,8 +68,8 @@
  * it lost records); samples' IP and TIME values; PERF_SAMPLE_READ and the
  * other fields the model does not fill (such rings are not compared);
  * write_backward rings; groups of events of different PMUs (the real
- * kernel's uprobe in a tracepoint's group misses hits); wakeups (poll);
- * counts and times beyond zero or not zero; permissions (run as root),
+ * kernel's uprobe in a tracepoint's group misses hits); wakeups between
+ * polls (only whether one came by the end); counts and times beyond zero or not zero; permissions (run as root),
  * cgroups, exclusive PMUs, and perf_event_validate_size(). With -v a case
  * says which of its rings were not compared and why.
  *
@@ -1562,6 +1565,29 @@ static void compare_rings(struct side *ks, struct side *ms, const struct kcase *
 		 by[0], by[1], by[2], by[3]);
 }
 
+/*
+ * poll() of every open event once, in step order, after the occurrences:
+ * POLLIN (a wakeup of its ring since the last poll: perf_output_wakeup() at
+ * the watermark or after wakeup_events samples) and POLLHUP must match.
+ */
+static void compare_polls(struct side *ks, struct side *ms, const struct kcase *c, char *why,
+			  size_t n)
+{
+	int i;
+
+	for (i = 0; i < c->n && !why[0]; i++) {
+		struct pollfd kp = { ks->fd[i], POLLIN, 0 }, mp = { ms->fd[i], POLLIN, 0 };
+
+		if (c->s[i].op != OPEN || ks->fd[i] < 0 || ms->fd[i] < 0)
+			continue;
+		ks->k->poll(ks->k->ctx, &kp, 1, 0);
+		ms->k->poll(ms->k->ctx, &mp, 1, 0);
+		if ((kp.revents ^ mp.revents) & (POLLIN | POLLHUP))
+			snprintf(why, n, "poll of %d.open: kernel %#x, model %#x", i,
+				 kp.revents & (POLLIN | POLLHUP), mp.revents & (POLLIN | POLLHUP));
+	}
+}
+
 /* The case's tasks: this process on CASE_CPU (its child inherits that), SIGTRAP survived. */
 static void case_tasks(void)
 {
@@ -1634,6 +1660,8 @@ static int run_case(const struct kcase *c, int no, uid_t uid)
 	if (!why[0]) {
 		drive(&ks, &ms, c, &occ);
 		compare_rings(&ks, &ms, c, why, sizeof(why), sum, sizeof(sum));
+		if (!why[0])
+			compare_polls(&ks, &ms, c, why, sizeof(why));
 	}
 	side_end(&ks, c->n);
 	side_end(&ms, c->n);
