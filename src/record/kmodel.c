@@ -799,15 +799,12 @@ static uint64_t enabled_time(const struct kev *e)
  * the time each event spent enabled (the model does not multiplex:
  * time_running is time_enabled).
  */
-static ssize_t m_read(void *ctx, int fd, void *buf, size_t size)
+size_t prec_km_read_values(struct prec_kmodel *m, const struct kev *e, uint64_t *v, size_t size)
 {
-	struct prec_kmodel *m = ctx;
-	const struct kev *e = ev_of(m, fd), *s, *l;
-	uint64_t rf, *v = buf;
+	const struct kev *s, *l;
+	uint64_t rf;
 	size_t entry, need, nr = 0, n = 0;
 
-	if (!e)
-		return -EBADF;
 	rf = e->attr.read_format;
 	l = &m->ev[e->leader];
 	for_each_in_group(m, e->leader, s)
@@ -816,7 +813,7 @@ static ssize_t m_read(void *ctx, int fd, void *buf, size_t size)
 	need = 8 * (!!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING));
 	need += rf & PERF_FORMAT_GROUP ? 8 + nr * entry : entry;
 	if (size < need)
-		return -ENOSPC;
+		return 0;
 	if (!(rf & PERF_FORMAT_GROUP))
 		l = e;
 	v[n++] = rf & PERF_FORMAT_GROUP ? nr : 0; /* the group's size, or the value */
@@ -834,7 +831,19 @@ static ssize_t m_read(void *ctx, int fd, void *buf, size_t size)
 		if (rf & PERF_FORMAT_LOST)
 			v[n++] = __atomic_load_n(&s->lost_samples, __ATOMIC_RELAXED);
 	}
-	return (ssize_t)need;
+	return need;
+}
+
+static ssize_t m_read(void *ctx, int fd, void *buf, size_t size)
+{
+	struct prec_kmodel *m = ctx;
+	const struct kev *e = ev_of(m, fd);
+	size_t n;
+
+	if (!e)
+		return -EBADF;
+	n = prec_km_read_values(m, e, buf, size);
+	return n ? (ssize_t)n : -ENOSPC;
 }
 
 /*

@@ -118,6 +118,12 @@ bool prec_km_sb_active(const struct kev *e);
 int prec_km_output(struct prec_kmodel *m, struct kev *e, uint32_t type, uint16_t misc,
 		   const void *body, size_t len, const struct km_sid *sid);
 
+/*
+ * What read() of @e gives (perf_read_one(), perf_read_group()), into @v of
+ * @size bytes: the bytes written, 0 when they do not fit.
+ */
+size_t prec_km_read_values(struct prec_kmodel *m, const struct kev *e, uint64_t *v, size_t size);
+
 /* A PERF_RECORD_SAMPLE of @e in its sample_type (perf_output_sample()). */
 int prec_km_sample(struct prec_kmodel *m, struct kev *e, uint64_t ip, uint64_t period,
 		   const struct km_sid *sid);

@@ -255,9 +255,9 @@ int prec_km_output(struct prec_kmodel *m, struct kev *e, uint32_t type, uint16_t
 
 /*
  * perf_output_sample(): IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID,
- * CPU, PERIOD in that order, those of the event's sample_type (the model
- * fills no others: READ, CALLCHAIN, RAW, registers and stacks are not
- * modelled). A sample counts towards attr.wakeup_events unless the event
+ * CPU, PERIOD, READ in that order, those of the event's sample_type (READ
+ * as read() gives it: perf_output_read(); the model fills no others:
+ * CALLCHAIN, RAW, registers and stacks are not modelled). A sample counts towards attr.wakeup_events unless the event
  * wakes by watermark.
  */
 int prec_km_sample(struct prec_kmodel *m, struct kev *e, uint64_t ip, uint64_t period,
@@ -269,9 +269,13 @@ int prec_km_sample(struct prec_kmodel *m, struct kev *e, uint64_t ip, uint64_t p
 				     PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
 				     PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	size_t size = sizeof(struct perf_event_header) + 8 * (size_t)__builtin_popcountll(st & u64s);
-	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)size };
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 0 };
+	uint64_t rv[64];
+	size_t rn = st & PERF_SAMPLE_READ ? prec_km_read_values(m, e, rv, sizeof(rv)) : 0;
 	bool wake = false;
 
+	size += rn;
+	h.size = (uint16_t)size;
 	if (!r)
 		return -ENOSPC;
 	if (output_begin(m, r, e, size, &pos, sid))
@@ -295,6 +299,7 @@ int prec_km_sample(struct prec_kmodel *m, struct kev *e, uint64_t ip, uint64_t p
 		put32x2(m, r, &pos, sid->cpu, 0);
 	if (st & PERF_SAMPLE_PERIOD)
 		put64(m, r, &pos, period);
+	put(m, r, &pos, rv, rn);
 	if (!e->attr.watermark && e->attr.wakeup_events &&
 	    ++r->events >= e->attr.wakeup_events) {
 		r->events -= e->attr.wakeup_events;
