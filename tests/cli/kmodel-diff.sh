@@ -16,8 +16,8 @@
 # Not compared (tests/tools/kmodel_diff.c says why): AUX PMUs (no real one
 # here), records that depend on timing or on other processes (cpu-clock,
 # task-clock and context-switch samples, SWITCH, MMAP, a CPU event's view
-# of other processes), IP and TIME values, PERF_SAMPLE_READ, write_backward,
-# groups mixing PMUs, counts.
+# of other processes), IP, TIME and READ values, write_backward, groups
+# mixing PMUs, counts.
 #   KMODEL_DIFF_SEED=N   another seed; KMODEL_DIFF_CASES=N   another count
 # A failing case reproduces alone: build/tools/kmodel_diff --seed S --case K -v
 TOP=$(cd "$(dirname "$0")/../.." && pwd)

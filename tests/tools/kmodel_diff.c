@@ -38,7 +38,8 @@
  * prec_kmodel_comm(), prec_kmodel_exit(), prec_kmodel_task_exec()). The
  * "records" cases make events for that: tracepoints, uprobes and dummies of
  * this task, of the child or of CPU 0, one sample_type of the fields the
- * model fills (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD)
+ * model fills (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD,
+ * READ)
  * and sample_id_all or not for all, comm and task flags, wakeup_events and
  * watermarks, groups, rings shared by SET_OUTPUT, and 1-page rings flooded
  * with a few hundred getpid() calls (LOST once room is made). Every data
@@ -65,13 +66,14 @@
  * records, MMAP records (the process maps memory as it likes), the
  * records of other processes a CPU event sees (a ring with a CPU event is
  * compared only with PERF_SAMPLE_TID, their samples left out, and not when
- * it lost records); samples' IP and TIME values; PERF_SAMPLE_READ and the
- * other fields the model does not fill (such rings are not compared);
+ * it lost records); samples' IP, TIME and READ values (READ by its size);
+ * the fields the model does not fill (such rings are not compared);
  * write_backward rings; groups of events of different PMUs (the real
  * kernel's uprobe in a tracepoint's group misses hits); wakeups between
- * polls (only whether one came by the end); counts and times beyond zero or not zero; permissions (run as root),
- * cgroups, exclusive PMUs, and perf_event_validate_size(). With -v a case
- * says which of its rings were not compared and why.
+ * polls (only whether one came by the end); counts and times beyond zero
+ * or not zero; permissions (run as root), cgroups, exclusive PMUs, and
+ * perf_event_validate_size(). With -v a case says which of its rings were
+ * not compared and why.
  *
  * Usage: kmodel_diff [--seed N] [--cases N] [--case K] [-v]
  * Prints "ok<TAB>#K [rings R, records N: SAMPLE .. COMM .. EXIT .. LOST ..] DESC"
@@ -596,14 +598,15 @@ static void add_occ(struct kcase *c, enum occk k, int n)
 
 /*
  * The sample_type of a record case: the fields the model fills
- * (perf_output_sample()'s u64 fields), TID always when a CPU-wide event is
- * in the case (its records of other processes are told apart by it).
+ * (perf_output_sample()'s u64 fields and READ), TID always when a CPU-wide
+ * event is in the case (its records of other processes are told apart by it).
  */
 static uint64_t some_sample_type(bool cpu_wide)
 {
 	static const uint64_t f[] = { PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID,
 				      PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
-				      PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD };
+				      PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD,
+				      PERF_SAMPLE_READ };
 	uint64_t st = cpu_wide ? PERF_SAMPLE_TID : 0;
 	size_t i;
 
@@ -1377,7 +1380,8 @@ static const char *ring_why_not(const struct side *ks, const struct kcase *c, in
 {
 	static const uint64_t filled = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 				       PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
-				       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+				       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+				       PERF_SAMPLE_READ;
 	int root = ring_root(ks, c->s[j].a), i;
 	uint64_t st = 0;
 	bool sid = false, one;
@@ -1401,7 +1405,8 @@ static const char *ring_why_not(const struct side *ks, const struct kcase *c, in
 			return "a CPU event sees other processes, no TID tells them apart";
 		if (s->b >= 0 && !(s->flags & (PERF_FLAG_FD_NO_GROUP | PERF_FLAG_FD_OUTPUT)) &&
 		    pmu_class(c->s[s->b].a) != pmu_class(s->a))
-			return "a group of events of different PMUs (the kernel's uprobe in a tracepoint's group misses hits)";
+			return "a group of events of different PMUs "
+			       "(the kernel's uprobe in a tracepoint's group misses hits)";
 		*filtered |= s->pid == P_ANY;
 	}
 	return NULL;
@@ -1566,6 +1571,24 @@ static void compare_rings(struct side *ks, struct side *ms, const struct kcase *
 }
 
 /*
+ * Whether event @i's wakeups can be compared: the ring it writes to, if
+ * mapped, is one whose records are (ring_why_not()), without records of
+ * other processes that could have woken it.
+ */
+static bool pollable(const struct side *ks, const struct kcase *c, int i)
+{
+	bool filtered;
+	int j;
+
+	for (j = 0; j < c->n; j++)
+		if (c->s[j].op == MMAP && ks->rl[j].had &&
+		    ring_root(ks, c->s[j].a) == ring_root(ks, i) &&
+		    (ring_why_not(ks, c, j, &filtered) || filtered))
+			return false;
+	return true;
+}
+
+/*
  * poll() of every open event once, in step order, after the occurrences:
  * POLLIN (a wakeup of its ring since the last poll: perf_output_wakeup() at
  * the watermark or after wakeup_events samples) and POLLHUP must match.
@@ -1578,7 +1601,7 @@ static void compare_polls(struct side *ks, struct side *ms, const struct kcase *
 	for (i = 0; i < c->n && !why[0]; i++) {
 		struct pollfd kp = { ks->fd[i], POLLIN, 0 }, mp = { ms->fd[i], POLLIN, 0 };
 
-		if (c->s[i].op != OPEN || ks->fd[i] < 0 || ms->fd[i] < 0)
+		if (c->s[i].op != OPEN || ks->fd[i] < 0 || ms->fd[i] < 0 || !pollable(ks, c, i))
 			continue;
 		ks->k->poll(ks->k->ctx, &kp, 1, 0);
 		ms->k->poll(ms->k->ctx, &mp, 1, 0);
