@@ -494,7 +494,8 @@ static int m_ioctl(void *ctx, int fd, unsigned long req, uintptr_t arg)
 		/* _perf_ioctl(): no ring (event->rb) or one without data pages. */
 		if (e->ring < 0 || !m->rings[e->ring].data_pages)
 			return -EINVAL;
-		e->paused = arg != 0;
+		/* rb_toggle_paused(): the ring's, for every event writing to it. */
+		m->rings[e->ring].paused = arg != 0;
 		return 0;
 	case PERF_EVENT_IOC_SET_FILTER:
 		return set_filter(m, e, (const char *)arg);
@@ -716,7 +717,8 @@ static int m_munmap(void *ctx, void *addr, size_t len)
 
 /*
  * perf_poll(): POLLIN once the ring of the event had a wakeup
- * (perf_output_wakeup() sets rb->poll; reading it clears it). The model's
+ * (perf_output_wakeup() sets rb->poll; reading it clears it); POLLHUP for
+ * an event without a ring. The model's
  * fds are answered here, the others by the real poll(2), which also waits
  * on the model's eventfd, so a wakeup ends the wait.
  */
@@ -734,7 +736,13 @@ static int poll_ready(struct prec_kmodel *m, struct pollfd *fds, size_t n)
 			continue;
 		if (!e) {
 			fds[i].revents = fds[i].fd >= 0 ? POLLNVAL : 0;
-		} else if (e->ring >= 0 && m->rings[e->ring].ready) {
+		} else if (e->hup || e->ring < 0 || !m->rings[e->ring].base) {
+			/*
+			 * perf_poll(): EPOLLHUP for an event whose task exited
+			 * (is_event_hup()) or that has no ring buffer (event->rb).
+			 */
+			fds[i].revents = POLLHUP;
+		} else if (m->rings[e->ring].ready) {
 			fds[i].revents = (short)(fds[i].events & POLLIN);
 			m->rings[e->ring].ready = false;
 		}
@@ -791,15 +799,12 @@ static uint64_t enabled_time(const struct kev *e)
  * the time each event spent enabled (the model does not multiplex:
  * time_running is time_enabled).
  */
-static ssize_t m_read(void *ctx, int fd, void *buf, size_t size)
+size_t prec_km_read_values(struct prec_kmodel *m, const struct kev *e, uint64_t *v, size_t size)
 {
-	struct prec_kmodel *m = ctx;
-	const struct kev *e = ev_of(m, fd), *s, *l;
-	uint64_t rf, *v = buf;
+	const struct kev *s, *l;
+	uint64_t rf;
 	size_t entry, need, nr = 0, n = 0;
 
-	if (!e)
-		return -EBADF;
 	rf = e->attr.read_format;
 	l = &m->ev[e->leader];
 	for_each_in_group(m, e->leader, s)
@@ -808,7 +813,7 @@ static ssize_t m_read(void *ctx, int fd, void *buf, size_t size)
 	need = 8 * (!!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING));
 	need += rf & PERF_FORMAT_GROUP ? 8 + nr * entry : entry;
 	if (size < need)
-		return -ENOSPC;
+		return 0;
 	if (!(rf & PERF_FORMAT_GROUP))
 		l = e;
 	v[n++] = rf & PERF_FORMAT_GROUP ? nr : 0; /* the group's size, or the value */
@@ -826,7 +831,19 @@ static ssize_t m_read(void *ctx, int fd, void *buf, size_t size)
 		if (rf & PERF_FORMAT_LOST)
 			v[n++] = __atomic_load_n(&s->lost_samples, __ATOMIC_RELAXED);
 	}
-	return (ssize_t)need;
+	return need;
+}
+
+static ssize_t m_read(void *ctx, int fd, void *buf, size_t size)
+{
+	struct prec_kmodel *m = ctx;
+	const struct kev *e = ev_of(m, fd);
+	size_t n;
+
+	if (!e)
+		return -EBADF;
+	n = prec_km_read_values(m, e, buf, size);
+	return n ? (ssize_t)n : -ENOSPC;
 }
 
 /*
@@ -1073,8 +1090,9 @@ void prec_kmodel_set_limits(struct prec_kmodel *m, const struct prec_kmodel_limi
  * perf_event_enable_on_exec() -> event_enable_on_exec() clears
  * attr.enable_on_exec (it acts once) and enables an event that is off;
  * then perf_event_remove_on_exec() takes remove_on_exec events out for
- * good, out of their groups too (the real kernel's members of a removed
- * leader go on counting on their own: tests/cli/kmodel-diff.sh).
+ * good (perf_event_exit_event(): poll() says POLLHUP), out of their groups
+ * too (the real kernel's members of a removed leader go on counting on
+ * their own: tests/cli/kmodel-diff.sh).
  */
 void prec_kmodel_task_exec(struct prec_kmodel *m, pid_t tid)
 {
@@ -1091,6 +1109,8 @@ void prec_kmodel_task_exec(struct prec_kmodel *m, pid_t tid)
 	}
 	for (i = 0; i < m->nev; i++)
 		if (m->ev[i].open && m->ev[i].task == tid && m->ev[i].attr.remove_on_exec &&
-		    !m->ev[i].exited)
+		    !m->ev[i].exited) {
 			detach(m, &m->ev[i]);
+			m->ev[i].hup = true; /* perf_event_exit_event(): state EXIT */
+		}
 }

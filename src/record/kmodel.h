@@ -175,4 +175,36 @@ int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg
 /* The first fd the model hands out: far above any real descriptor. */
 #define PREC_KMODEL_FD0 (1 << 24)
 
+/*
+ * Occurrences fed to the producer side directly (kmodel_occur.c), for tests
+ * that drive the model as they drive the real kernel
+ * (tests/tools/kmodel_diff.c): what task @tid of process @pid does on CPU
+ * @cpu at @time reaches every event that counts and sees it there
+ * (event_filter_match(): a CPU event of that CPU, or an event of that task
+ * on any CPU or that one). The tasks are taken as they are: no inheritance
+ * (they existed before the events), no scheduling, no switch records.
+ */
+struct prec_kmodel_task {
+	pid_t pid, tid;
+	int cpu;
+	uint64_t time;
+};
+
+/*
+ * A tracepoint or uprobe fires in @t at user address @ip: a sample, period 1,
+ * to each event of @key's type, config, config1 and config2 (perf_tp_event(),
+ * uprobe_perf_func() -> perf_swevent_event()). Returns the samples written.
+ */
+int prec_kmodel_hit(struct prec_kmodel *m, const struct prec_kmodel_task *t,
+		    const struct prec_attr *key, uint64_t ip);
+/*
+ * @t's name becomes @comm (prctl(PR_SET_NAME), or an exec with @exec after
+ * prec_kmodel_task_exec()): PERF_RECORD_COMM (perf_event_comm()).
+ */
+void prec_kmodel_comm(struct prec_kmodel *m, const struct prec_kmodel_task *t, const char *comm,
+		      bool exec);
+/* @t exits, its parent @ppid/@ptid: PERF_RECORD_EXIT (perf_event_exit_task()). */
+void prec_kmodel_exit(struct prec_kmodel *m, const struct prec_kmodel_task *t, pid_t ppid,
+		      pid_t ptid);
+
 #endif

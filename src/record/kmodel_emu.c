@@ -250,7 +250,7 @@ static void switch_output(struct prec_kmodel *m, int cpu, const struct kcpu *t,
 		struct kev *e = &m->ev[i];
 
 		if (!e->open || !e->attr.context_switch || !covers(m, e, t->pid, t->tid, cpu) ||
-		    !prec_km_active(m, e))
+		    !prec_km_sb_active(e))
 			continue;
 		if (e->task == -1)
 			prec_km_output(m, e, PERF_RECORD_SWITCH_CPU_WIDE, misc, np, sizeof(np), &s);
@@ -498,8 +498,11 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 	for (i = 0; i < m->nev; i++) {
 		struct kev *e = &m->ev[i];
 
-		if (wants(e, h->type) && covers(m, e, sid.pid, sid.tid, cpu) &&
-		    prec_km_active(m, e))
+		/* ITRACE_START comes at the AUX event's sched-in: it counts; the rest is side-band. */
+		bool on = h->type == PERF_RECORD_ITRACE_START || h->type == PREC_RECORD_SIGNAL ?
+				  prec_km_active(m, e) : prec_km_sb_active(e);
+
+		if (wants(e, h->type) && covers(m, e, sid.pid, sid.tid, cpu) && on)
 			prec_km_output(m, e, h->type, h->misc, h + 1, body, &s);
 	}
 	/* FORK and EXIT bodies: pid, ppid, tid, ptid. A new thread gets its CPU now. */

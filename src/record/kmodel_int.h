@@ -42,6 +42,7 @@ struct kring {
 	uint64_t aux_head, aux_wakeup, aux_watermark;
 	bool aux_overwrite; /* the AUX area mapped without PROT_WRITE (rb->aux_overwrite) */
 	bool ready;        /* a wakeup not yet seen by poll() (rb->poll) */
+	bool paused;       /* PERF_EVENT_IOC_PAUSE_OUTPUT (rb->paused): records are lost */
 };
 
 struct kev {
@@ -56,6 +57,7 @@ struct kev {
 	uint64_t id;
 	bool enabled, paused;
 	bool exited; /* PERF_EVENT_STATE_EXIT: removed from its context */
+	bool hup;    /* its task exited with it in the context: poll() says POLLHUP */
 	bool counting;                   /* enabled, and so is its leader */
 	uint64_t enabled_ns, enabled_at; /* time spent counting; up to when (CLOCK_MONOTONIC) */
 	uint64_t lost_samples; /* records of its that found no room (event->lost_samples) */
@@ -108,6 +110,12 @@ void prec_km_aux_init(struct prec_kmodel *m, struct kring *r, const struct kev *
 
 /* Whether @e counts now: it and its group leader are enabled (event_sched_in()). */
 bool prec_km_active(struct prec_kmodel *m, const struct kev *e);
+/*
+ * Whether @e takes side-band records (COMM, MMAP2, FORK, EXIT, SWITCH):
+ * perf_iterate_ctx() and perf_iterate_sb_cpu() want a state of at least
+ * INACTIVE, the event's own: enabled, whether or not its leader is.
+ */
+bool prec_km_sb_active(const struct kev *e);
 
 /*
  * A side-band record of @type (COMM, MMAP2, FORK, ...) with @body (the
@@ -116,6 +124,12 @@ bool prec_km_active(struct prec_kmodel *m, const struct kev *e);
  */
 int prec_km_output(struct prec_kmodel *m, struct kev *e, uint32_t type, uint16_t misc,
 		   const void *body, size_t len, const struct km_sid *sid);
+
+/*
+ * What read() of @e gives (perf_read_one(), perf_read_group()), into @v of
+ * @size bytes: the bytes written, 0 when they do not fit.
+ */
+size_t prec_km_read_values(struct prec_kmodel *m, const struct kev *e, uint64_t *v, size_t size);
 
 /* A PERF_RECORD_SAMPLE of @e in its sample_type (perf_output_sample()). */
 int prec_km_sample(struct prec_kmodel *m, struct kev *e, uint64_t ip, uint64_t period,

@@ -80,6 +80,11 @@ bool prec_km_active(struct prec_kmodel *m, const struct kev *e)
 	return e->open && e->enabled && (l == e || (l->open && l->enabled));
 }
 
+bool prec_km_sb_active(const struct kev *e)
+{
+	return e->open && e->enabled;
+}
+
 /* The size of @e's sample_id trailer (perf_event__id_header_size()). */
 static size_t id_header_size(const struct kev *e)
 {
@@ -154,12 +159,15 @@ static void put_id_sample(struct prec_kmodel *m, struct kring *r, uint64_t *pos,
 }
 
 /*
- * perf_output_begin(): room for @size bytes (and a PERF_RECORD_LOST first
+ * __perf_output_begin(): room for @size bytes (and a PERF_RECORD_LOST first
  * when records were lost since the last one that fitted), or the record is
  * counted in rb->lost and in the event's lost_samples (what read() returns
- * with PERF_FORMAT_LOST) and -ENOSPC. The tail is read before the bytes are
- * written (the control dependency the kernel calls barrier A); on success
- * *@pos is where the record goes, the LOST record already written.
+ * with PERF_FORMAT_LOST) and -ENOSPC. A ring paused by PAUSE_OUTPUT
+ * (rb->paused) loses every record the same way, without looking for room,
+ * so the first record after the resume comes behind a LOST. The tail is
+ * read before the bytes are written (the control dependency the kernel
+ * calls barrier A); on success *@pos is where the record goes, the LOST
+ * record already written.
  */
 static int output_begin(struct prec_kmodel *m, struct kring *r, struct kev *e,
 			size_t size, uint64_t *pos, const struct km_sid *sid)
@@ -167,6 +175,11 @@ static int output_begin(struct prec_kmodel *m, struct kring *r, struct kev *e,
 	size_t idsz = id_header_size(e);
 	uint64_t tail;
 
+	if (r->paused) {
+		r->lost++;
+		__atomic_fetch_add(&e->lost_samples, 1, __ATOMIC_RELAXED);
+		return -ENOSPC;
+	}
 	if (r->lost)
 		size += 24 + idsz;
 	tail = __atomic_load_n(&((struct perf_event_mmap_page *)r->base)->data_tail,
@@ -242,9 +255,9 @@ int prec_km_output(struct prec_kmodel *m, struct kev *e, uint32_t type, uint16_t
 
 /*
  * perf_output_sample(): IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID,
- * CPU, PERIOD in that order, those of the event's sample_type (the model
- * fills no others: READ, CALLCHAIN, RAW, registers and stacks are not
- * modelled). A sample counts towards attr.wakeup_events unless the event
+ * CPU, PERIOD, READ in that order, those of the event's sample_type (READ
+ * as read() gives it: perf_output_read(); the model fills no others:
+ * CALLCHAIN, RAW, registers and stacks are not modelled). A sample counts towards attr.wakeup_events unless the event
  * wakes by watermark.
  */
 int prec_km_sample(struct prec_kmodel *m, struct kev *e, uint64_t ip, uint64_t period,
@@ -256,9 +269,13 @@ int prec_km_sample(struct prec_kmodel *m, struct kev *e, uint64_t ip, uint64_t p
 				     PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
 				     PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	size_t size = sizeof(struct perf_event_header) + 8 * (size_t)__builtin_popcountll(st & u64s);
-	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)size };
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 0 };
+	uint64_t rv[64];
+	size_t rn = st & PERF_SAMPLE_READ ? prec_km_read_values(m, e, rv, sizeof(rv)) : 0;
 	bool wake = false;
 
+	size += rn;
+	h.size = (uint16_t)size;
 	if (!r)
 		return -ENOSPC;
 	if (output_begin(m, r, e, size, &pos, sid))
@@ -282,6 +299,7 @@ int prec_km_sample(struct prec_kmodel *m, struct kev *e, uint64_t ip, uint64_t p
 		put32x2(m, r, &pos, sid->cpu, 0);
 	if (st & PERF_SAMPLE_PERIOD)
 		put64(m, r, &pos, period);
+	put(m, r, &pos, rv, rn);
 	if (!e->attr.watermark && e->attr.wakeup_events &&
 	    ++r->events >= e->attr.wakeup_events) {
 		r->events -= e->attr.wakeup_events;

@@ -3,10 +3,21 @@
 # generated cases (fixed seed): event groups of software events, tracepoints
 # and uprobes, per-CPU and per-thread opens, inherit, enable_on_exec with a
 # child that execs, SET_OUTPUT pairs, ring sizes, read formats, bad
-# combinations, and the mlock budget as a user without CAP_IPC_LOCK. Each
-# call must get the same answer from both (tests/tools/kmodel_diff.c lists
-# what is compared, and what cannot be: AUX PMUs have no real counterpart
-# here, and the model writes no records yet).
+# combinations, the mlock budget as a user without CAP_IPC_LOCK, and record
+# cases. Each call must get the same answer from both, and each data ring
+# the same records: after the calls the case process calls getpid() (the
+# syscall tracepoints), the uprobe'd function, renames itself, pauses,
+# resumes and consumes rings, floods 1-page rings; its child's exec gives
+# COMM (exec) and EXIT. The model is told the same occurrences through its
+# producer side; per ring, occurrence by occurrence, the record types, misc
+# flags, sizes (sample layout, sample_id trailers) and the fields both give
+# alike (ids, pids, CPU, period, LOST counts, names) must match; then a
+# poll() of every event must say the same (POLLIN: a wakeup came; POLLHUP).
+# Not compared (tests/tools/kmodel_diff.c says why): AUX PMUs (no real one
+# here), records that depend on timing or on other processes (cpu-clock,
+# task-clock and context-switch samples, SWITCH, MMAP, a CPU event's view
+# of other processes), IP, TIME and READ values, write_backward, groups
+# mixing PMUs, counts.
 #   KMODEL_DIFF_SEED=N   another seed; KMODEL_DIFF_CASES=N   another count
 # A failing case reproduces alone: build/tools/kmodel_diff --seed S --case K -v
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,5 +53,18 @@ if grep -q '^skip' "$T_TMP/out"; then
 fi
 [ "$n" -ge 200 ] && t_pass "at least 200 cases compared ($n, seed $seed)" ||
 	t_fail "at least 200 cases compared" "only $n; exit status $rc: $(head -n 5 "$T_TMP/err")"
+# What the compared rings held (the real kernel's side of the passing cases):
+# the comparison must have had records of every kind to compare.
+read -r withrec recs samples comms exits losts < <(grep '^ok' "$T_TMP/out" |
+	grep -o '\[rings [0-9]*, records [0-9]*: SAMPLE [0-9]* COMM [0-9]* EXIT [0-9]* LOST [0-9]*\]' |
+	tr -c '0-9\n' ' ' | awk '{ if ($2 > 0) c++; r += $2; s += $3; m += $4; e += $5; l += $6 }
+		END { print c + 0, r + 0, s + 0, m + 0, e + 0, l + 0 }')
+if [ "$withrec" -ge 60 ] && [ "$samples" -gt 0 ] && [ "$comms" -gt 0 ] && [ "$exits" -gt 0 ] &&
+	[ "$losts" -gt 0 ]; then
+	t_pass "data rings compared in $withrec cases ($recs records: SAMPLE $samples, COMM $comms, EXIT $exits, LOST $losts)"
+else
+	t_fail "data rings compared in at least 60 cases, with SAMPLE, COMM, EXIT and LOST records" \
+		"$withrec cases, $recs records: SAMPLE $samples, COMM $comms, EXIT $exits, LOST $losts"
+fi
 grep '^# [0-9]* passed' "$T_TMP/out" | sed 's/^# //'
 t_done

@@ -19,7 +19,8 @@
  *     run since it could be enabled (this task, a CPU, or the child after
  *     its exec), and a child's event is not disabled before the exec, so a
  *     zero time means "never enabled" on both sides (the model counts
- *     wall-clock time, the kernel the time the task ran).
+ *     wall-clock time, the kernel the time the task ran);
+ *   - the records in each data ring (see below).
  *
  * The PMUs are the ones both kernels have here: software events,
  * tracepoints (syscalls:sys_enter_getpid / sys_exit_getpid) and uprobes (the
@@ -27,21 +28,64 @@
  * as another user without CAP_IPC_LOCK and with a small RLIMIT_MEMLOCK, so
  * perf_mmap()'s budget applies to the real kernel as to the model.
  *
+ * The records. Once a case's calls have run, the case process (pinned to
+ * CPU 0, as its child is) makes occurrences: it calls getpid() (both
+ * tracepoints fire), calls the uprobe'd function, renames itself
+ * (prctl(PR_SET_NAME): COMM), pauses and resumes a ring (PAUSE_OUTPUT),
+ * disables an event, or consumes what it read (data_tail = data_head); the
+ * child's exec in the calls is one too (COMM with the exec flag, then EXIT).
+ * The model is told each through its producer side (prec_kmodel_hit(),
+ * prec_kmodel_comm(), prec_kmodel_exit(), prec_kmodel_task_exec()). The
+ * "records" cases make events for that: tracepoints, uprobes and dummies of
+ * this task, of the child or of CPU 0, one sample_type of the fields the
+ * model fills (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD,
+ * READ)
+ * and sample_id_all or not for all, comm and task flags, wakeup_events and
+ * watermarks, groups, rings shared by SET_OUTPUT, and 1-page rings flooded
+ * with a few hundred getpid() calls (LOST once room is made). Every data
+ * ring mapped in any case is read after each occurrence, on both sides, and
+ * must hold the same records: type, misc and size (so a sample's size for
+ * its sample_type and whether a sample_id trailer is there), and, where the
+ * case has one layout, the fields the two kernels give alike: ids as the
+ * steps that opened the events, pids and tids as this task or its child,
+ * CPU, period, LOST's id and count, COMM's name, EXIT's tasks. The records
+ * of each occurrence come in order; records of one occurrence in one ring
+ * (several events writing there) are compared as a set (the order among
+ * events is the kernel's list order), except that a LOST names the event
+ * whose record came first. Then every open event is polled once, in step
+ * order: POLLIN (a wakeup of its ring since the last poll, at the
+ * watermark, wakeup_watermark or wakeup_events) and POLLHUP (no ring, or
+ * its task exited) must match.
+ *
  * What this cannot compare: an AUX PMU (intel_pt, cs_etm) has no real
  * counterpart here, so AUX mappings are compared only as refusals of a PMU
- * without an AUX area, and aux_action only as the refusals a software or
- * tracepoint event gets; records in the data ring, because the model
- * produces none yet (no PMU writes into its rings); counts and times
- * beyond zero or not zero; permissions (run as root), cgroups, exclusive
- * PMUs, and perf_event_validate_size().
+ * without an AUX area, AUX, ITRACE_START and AUX samples not at all, and
+ * aux_action only as the refusals a software or tracepoint event gets;
+ * records that depend on timing or on the rest of the system: samples of
+ * cpu-clock, task-clock and context-switch events with a period, SWITCH
+ * records, MMAP records (the process maps memory as it likes), the
+ * records of other processes a CPU event sees (a ring with a CPU event is
+ * compared only with PERF_SAMPLE_TID, their samples left out, and not when
+ * it lost records); samples' IP, TIME and READ values (READ by its size);
+ * the fields the model does not fill (such rings are not compared);
+ * write_backward rings; groups of events of different PMUs (the real
+ * kernel's uprobe in a tracepoint's group misses hits); wakeups between
+ * polls (only whether one came by the end); counts and times beyond zero
+ * or not zero; permissions (run as root), cgroups, exclusive PMUs, and
+ * perf_event_validate_size(). With -v a case says which of its rings were
+ * not compared and why.
  *
  * Usage: kmodel_diff [--seed N] [--cases N] [--case K] [-v]
- * Prints "ok<TAB>DESC" or "FAIL<TAB>DESC<TAB>WHY" per case, "skip<TAB>..."
- * when the real kernel cannot be asked, and the seed first. The generation
- * depends only on the seed, so a failure reproduces with --case K.
+ * Prints "ok<TAB>#K [rings R, records N: SAMPLE .. COMM .. EXIT .. LOST ..] DESC"
+ * (what its rings held on the real kernel) or "FAIL<TAB>#K DESC<TAB>WHY" per
+ * case, "skip<TAB>..." when the real kernel cannot be asked, and the seed
+ * first. The generation depends only on the seed, so a failure reproduces
+ * with --case K.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <linux/capability.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,7 +139,33 @@ struct step {
 		      * READ: buffer bytes less than needed (0: enough) */
 	unsigned mods; /* OPEN */
 	unsigned long flags; /* OPEN */
+	unsigned rec; /* OPEN: R_* record settings */
+	uint64_t st;  /* OPEN with R_ST: sample_type */
 };
+
+/* Record settings of an open (the record cases). */
+enum {
+	R_ST = 1 << 0,     /* sample_type is the step's st */
+	R_SIDALL = 1 << 1, /* sample_id_all */
+	R_COMM = 1 << 2,   /* attr.comm */
+	R_TASK = 1 << 3,   /* attr.task */
+	R_WAKE = 1 << 4,   /* wakeup_events = 2 */
+	R_WMARK = 1 << 5,  /* watermark, wakeup_watermark = 512 */
+};
+
+/*
+ * What the case process does once every step has run, each occurrence on
+ * the real kernel (this process really does it) and fed to the model
+ * (record/kmodel.h: prec_kmodel_hit(), prec_kmodel_comm()).
+ */
+enum occk { O_GETPID, O_UPROBE, O_COMM, O_PAUSE, O_RESUME, O_CONSUME, O_DISABLE };
+static const char *const occ_name[] = { "getpid", "uprobe", "comm", "pause", "resume",
+					"consume", "disable" };
+struct occ {
+	enum occk k;
+	int n; /* times; O_PAUSE/O_RESUME/O_DISABLE: the step of the event */
+};
+#define MAXOCC 8
 
 #define MAXSTEPS 16
 struct kcase {
@@ -104,6 +174,24 @@ struct kcase {
 	struct step s[MAXSTEPS];
 	bool mlock;        /* run as another user without CAP_IPC_LOCK */
 	uint64_t memlock;  /* RLIMIT_MEMLOCK for mlock cases */
+	struct occ occ[MAXOCC];
+	int nocc;
+};
+
+/* A record of a data ring as comparable text, and the occurrence that wrote it. */
+#define SIGLEN 120
+struct rec {
+	int occ;
+	char sig[SIGLEN];
+};
+
+/* The records read so far from the data ring of one mapping (an MMAP step). */
+struct rlist {
+	struct rec *r;
+	int n, cap;
+	uint64_t pos;  /* read up to here (the running data_head position) */
+	bool had;      /* the step mapped it */
+	bool overflow; /* a record bigger than the ring, or running past data_head */
 };
 
 /* One side's state while a case runs. */
@@ -114,6 +202,9 @@ struct side {
 	void *map[MAXSTEPS];
 	size_t maplen[MAXSTEPS];
 	uint64_t id[MAXSTEPS];
+	int out[MAXSTEPS];     /* the step whose ring an event writes to (SET_OUTPUT), or -1 */
+	bool opened[MAXSTEPS]; /* the open succeeded */
+	struct rlist rl[MAXSTEPS];
 };
 
 static uint64_t rng_state;
@@ -124,6 +215,9 @@ static uint32_t uprobe_type;
 static char self_path[4096];
 static uint64_t uprobe_off;
 static bool verbose;
+/* The case's tasks (the case process and its child), known before any event is opened. */
+static pid_t self_pid, child_pid;
+#define CASE_CPU 0 /* the case process and its child run here */
 
 static uint64_t rnd(void)
 {
@@ -233,6 +327,22 @@ static void make_attr(struct prec_attr *a, int ev, unsigned mods)
 	a->aux_output = !!(mods & M_AUX_OUTPUT);
 }
 
+/* The attr of an open step: make_attr() and the step's record settings. */
+static void step_attr(struct prec_attr *a, const struct step *s)
+{
+	make_attr(a, s->a, s->mods);
+	if (s->rec & R_ST)
+		a->sample_type = s->st;
+	a->sample_id_all = !!(s->rec & R_SIDALL);
+	a->comm = !!(s->rec & R_COMM);
+	a->task = !!(s->rec & R_TASK);
+	if (s->rec & R_WAKE)
+		a->wakeup_events = 2;
+	if (s->rec & R_WMARK) {
+		a->watermark = 1;
+		a->wakeup_watermark = 512;
+	}
+}
 
 /* ---- generation ---- */
 
@@ -246,12 +356,12 @@ static int add(struct kcase *c, struct step s)
 
 static struct step op_open(int ev, int pid, int cpu, int group, unsigned mods, unsigned long fl)
 {
-	return (struct step){ OPEN, ev, pid, cpu, group, mods, fl | PERF_FLAG_FD_CLOEXEC };
+	return (struct step){ OPEN, ev, pid, cpu, group, mods, fl | PERF_FLAG_FD_CLOEXEC, 0, 0 };
 }
 
 static struct step op(enum op o, int a, int b)
 {
-	return (struct step){ o, a, 0, 0, b, 0, 0 };
+	return (struct step){ o, a, 0, 0, b, 0, 0, 0, 0 };
 }
 
 /* A target (task, CPU): mostly sane ones, sometimes one the kernel refuses. */
@@ -480,6 +590,144 @@ static void gen_read(struct kcase *c)
 	add(c, op(READ, 0, 0));
 }
 
+static void add_occ(struct kcase *c, enum occk k, int n)
+{
+	if (c->nocc < MAXOCC)
+		c->occ[c->nocc++] = (struct occ){ k, n };
+}
+
+/*
+ * The sample_type of a record case: the fields the model fills
+ * (perf_output_sample()'s u64 fields and READ), TID always when a CPU-wide
+ * event is in the case (its records of other processes are told apart by it).
+ */
+static uint64_t some_sample_type(bool cpu_wide)
+{
+	static const uint64_t f[] = { PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID,
+				      PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
+				      PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD,
+				      PERF_SAMPLE_READ };
+	uint64_t st = cpu_wide ? PERF_SAMPLE_TID : 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (chance(40))
+			st |= f[i];
+	return st;
+}
+
+/* One event of a record case, opened on @pid/@cpu, its ring or output chosen after. */
+static int gen_rec_event(struct kcase *c, int pid, int cpu, int lead, uint64_t st, unsigned rec)
+{
+	static const int evs[] = { E_TP, E_TPX, E_UPROBE, E_DUMMY };
+	int ev = evs[pick(4)];
+	unsigned mods = 0;
+
+	if (lead >= 0 && chance(80)) /* mostly of the leader's PMU (pmu_class()) */
+		ev = c->s[lead].a == E_TP ? E_TPX : c->s[lead].a == E_TPX ? E_TP : c->s[lead].a;
+
+	if (pid == P_ANY && ev == E_DUMMY)
+		ev = E_TP;
+	if (pid != P_ANY) /* a CPU event would see every exec and name change of that CPU */
+		rec |= (chance(40) ? R_COMM : 0) | (chance(20) ? R_TASK : 0);
+	rec |= (chance(20) ? R_WAKE : 0) | (chance(15) ? R_WMARK : 0);
+	if (pid == P_CHILD)
+		mods |= chance(50) ? M_EOE : chance(50) ? M_ENABLED : 0;
+	else
+		mods |= chance(85) ? M_ENABLED : 0;
+	if (pid == P_CHILD && chance(10))
+		mods |= M_ROE;
+	return add(c, (struct step){ OPEN, ev, pid, cpu, lead, mods, PERF_FLAG_FD_CLOEXEC,
+				     rec | R_ST, st });
+}
+
+/* The occurrences of a record case after its steps. */
+static void gen_rec_occ(struct kcase *c, int first, bool flood)
+{
+	int i, n = 1 + pick(4);
+
+	if (flood) {
+		/* A 1-page ring fills and loses; what is consumed makes room for LOST. */
+		add_occ(c, O_GETPID, 200 + pick(800));
+		add_occ(c, chance(70) ? O_CONSUME : O_UPROBE, 1);
+		add_occ(c, O_GETPID, 1 + pick(40));
+		return;
+	}
+	/* Each kind of record once at least, then a mix. */
+	add_occ(c, O_GETPID, 1 + pick(3));
+	add_occ(c, chance(50) ? O_UPROBE : O_COMM, 1);
+	add_occ(c, c->occ[c->nocc - 1].k == O_UPROBE ? O_COMM : O_UPROBE, 1);
+	for (i = 0; i < n; i++) {
+		int k = pick(100);
+
+		if (k < 35)
+			add_occ(c, O_GETPID, 1 + pick(3));
+		else if (k < 60)
+			add_occ(c, O_UPROBE, 1 + pick(2));
+		else if (k < 72)
+			add_occ(c, O_COMM, 1);
+		else if (k < 82)
+			add_occ(c, O_PAUSE, first);
+		else if (k < 90)
+			add_occ(c, O_RESUME, first);
+		else if (k < 95)
+			add_occ(c, O_CONSUME, 1);
+		else
+			add_occ(c, O_DISABLE, pick(c->n));
+	}
+	add_occ(c, O_GETPID, 1);
+}
+
+/*
+ * Events that write records into a ring: tracepoints and uprobes this
+ * process fires, dummies for its COMM and EXIT records, of this task, its
+ * child (which execs) or CPU 0, with one sample_type and sample_id_all for
+ * all, sharing a ring by SET_OUTPUT or in groups, then occurrences.
+ */
+static void gen_records(struct kcase *c)
+{
+	bool child = chance(30), flood = !child && chance(20);
+	bool wide = !child && !flood && chance(25);
+	uint64_t st = some_sample_type(wide);
+	unsigned sid = chance(60) ? R_SIDALL : 0;
+	int i, n = 1 + pick(3), first = -1, mapped;
+
+	int ccpu = chance(25) ? 0 : -1; /* one CPU for the case's task events: they may share a ring */
+
+	for (i = 0; i < n; i++) {
+		int pid = child ? P_CHILD : P_SELF, cpu = chance(10) ? -1 - ccpu : ccpu;
+		int lead = first >= 0 && chance(25) ? first : -1;
+
+		if (wide && i > 0 && chance(50))
+			pid = P_ANY, cpu = 0;
+		if (lead >= 0)
+			pid = c->s[first].pid, cpu = c->s[first].cpu;
+		if (first < 0 && flood)
+			first = add(c, (struct step){ OPEN, E_TP, pid, cpu, -1, M_ENABLED,
+						      PERF_FLAG_FD_CLOEXEC, sid | R_ST, st });
+		else if (first < 0)
+			first = gen_rec_event(c, pid, cpu, -1, st, sid);
+		else
+			gen_rec_event(c, pid, cpu, lead, st, sid);
+	}
+	mapped = add(c, op(MMAP, first, flood ? 1 : (int[]){ 1, 2, 4, 8 }[pick(4)]));
+	(void)mapped;
+	for (i = first + 1; i < n; i++) {
+		int k = pick(100);
+
+		if (k < 60)
+			add(c, op(SETOUT, i, first));
+		else if (k < 80)
+			add(c, op(MMAP, i, (int[]){ 1, 2 }[pick(2)]));
+	}
+	for (i = 0; i < n; i++)
+		if (!(c->s[i].mods & (M_ENABLED | M_EOE)) && chance(50))
+			add(c, op(ENABLE, i, 0));
+	if (child)
+		add(c, op(EXEC, 0, 0));
+	gen_rec_occ(c, first, flood);
+}
+
 static const struct {
 	const char *name;
 	void (*gen)(struct kcase *c);
@@ -487,18 +735,27 @@ static const struct {
 } kinds[] = {
 	{ "open", gen_single, 26 }, { "group", gen_group, 22 }, { "mmap", gen_mmap, 16 },
 	{ "set_output", gen_setout, 16 }, { "exec", gen_exec, 10 }, { "mlock", gen_mlock, 6 },
-	{ "read", gen_read, 4 },
+	{ "read", gen_read, 4 }, { "records", gen_records, 60 },
 };
 
 static void gen_case(struct kcase *c)
 {
-	int w = pick(100), i;
+	int total = 0, w, i;
 
+	for (i = 0; i < (int)(sizeof(kinds) / sizeof(kinds[0])); i++)
+		total += kinds[i].weight;
+	w = pick(total);
 	memset(c, 0, sizeof(*c));
 	for (i = 0; w >= kinds[i].weight; i++)
 		w -= kinds[i].weight;
 	snprintf(c->kind, sizeof(c->kind), "%s", kinds[i].name);
 	kinds[i].gen(c);
+	/* Every other case: the occurrences of the events it may have left mapped. */
+	if (!c->nocc) {
+		add_occ(c, O_GETPID, 2);
+		add_occ(c, O_UPROBE, 1);
+		add_occ(c, O_COMM, 1);
+	}
 }
 
 /* ---- running ---- */
@@ -624,10 +881,13 @@ static int do_open(struct side *sd, const struct world *w, const struct step *s,
 	int g = s->b == -1 ? -1 : s->b == G_BADFD ? w->badfd : sd->fd[s->b];
 	int rc;
 
-	make_attr(&a, s->a, s->mods);
+	step_attr(&a, s);
 	rc = sd->k->open(sd->k->ctx, &a, real_pid(w, s->pid), real_cpu(s->cpu), g, s->flags);
 	if (rc >= 0) {
 		sd->fd[i] = rc;
+		sd->opened[i] = true;
+		if (s->flags & PERF_FLAG_FD_OUTPUT)
+			sd->out[i] = s->b;
 		prec_kernel_id(sd->k, rc, &sd->id[i]);
 		rc = 0;
 	}
@@ -654,6 +914,7 @@ static void run_step(struct side *sd, const struct world *w, const struct kcase 
 	case MMAP:
 		rc = do_map(sd, i, fd, (size_t)page_size * (size_t)(1 + s->b), 0);
 		if (!rc) {
+			sd->rl[i].had = true;
 			res_page(res, n, sd->map[i]);
 			return;
 		}
@@ -672,6 +933,8 @@ static void run_step(struct side *sd, const struct world *w, const struct kcase 
 	case SETOUT:
 		rc = prec_kernel_set_output(k, fd, s->b == -1 ? -1 : s->b == G_BADFD ? w->badfd :
 						   sd->fd[s->b]);
+		if (!rc)
+			sd->out[s->a] = s->b;
 		break;
 	case ENABLE:
 	case DISABLE:
@@ -768,9 +1031,15 @@ static int make_world(struct world *w, const struct kcase *c)
 	return 0;
 }
 
-/* The child execs (the real kernel runs perf_event_exec()) and ends; the model is told. */
-static void world_exec(struct world *w, struct prec_kmodel *m)
+/*
+ * The child execs /bin/true (the real kernel runs perf_event_exec(), then
+ * writes COMM with the exec flag) and exits (EXIT); the model is told the
+ * same, on the CPU the child runs on.
+ */
+static void world_exec(struct world *w, struct prec_kmodel *m, int occ)
 {
+	struct prec_kmodel_task t = { w->child, w->child, CASE_CPU, (uint64_t)occ + 1 };
+
 	if (w->child <= 0 || w->child_w < 0)
 		return;
 	if (write(w->child_w, "x", 1) != 1)
@@ -779,6 +1048,8 @@ static void world_exec(struct world *w, struct prec_kmodel *m)
 	w->child_w = -1;
 	waitpid(w->child, NULL, 0);
 	prec_kmodel_task_exec(m, w->child);
+	prec_kmodel_comm(m, &t, "true", true);
+	prec_kmodel_exit(m, &t, self_pid, self_pid);
 }
 
 static void world_end(struct world *w)
@@ -812,6 +1083,14 @@ static void describe(const struct kcase *c, char *out, size_t n)
 			for (b = 0; b < M_NMODS && at < n; b++)
 				if (s->mods & (1u << b))
 					at += (size_t)snprintf(out + at, n - at, " %s", mod_name[b]);
+			if ((s->rec & R_ST) && at < n)
+				at += (size_t)snprintf(out + at, n - at, " st=%#llx%s%s%s%s%s",
+						       (unsigned long long)s->st,
+						       s->rec & R_SIDALL ? " sample_id_all" : "",
+						       s->rec & R_COMM ? " comm" : "",
+						       s->rec & R_TASK ? " task" : "",
+						       s->rec & R_WAKE ? " wakeup_events=2" : "",
+						       s->rec & R_WMARK ? " watermark=512" : "");
 			if ((s->flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC) && at < n)
 				at += (size_t)snprintf(out + at, n - at, " flags=%#lx",
 						       s->flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC);
@@ -821,12 +1100,17 @@ static void describe(const struct kcase *c, char *out, size_t n)
 			at += (size_t)snprintf(out + at, n - at, "(%d,%d)", s->a, s->b);
 		}
 	}
+	for (i = 0; i < c->nocc && at < n; i++)
+		at += (size_t)snprintf(out + at, n - at, "%s %s*%d", i ? "," : " then", occ_name[c->occ[i].k],
+				       c->occ[i].n);
 }
 
 static void side_end(struct side *sd, int n)
 {
 	int i;
 
+	for (i = 0; i < MAXSTEPS; i++)
+		free(sd->rl[i].r);
 	for (i = 0; i < n; i++) {
 		if (sd->map[i])
 			sd->k->munmap(sd->k->ctx, sd->map[i], sd->maplen[i]);
@@ -835,15 +1119,547 @@ static void side_end(struct side *sd, int n)
 	}
 }
 
+/* ---- the records in the data rings ---- */
+
+/*
+ * The sample_type and sample_id_all every open of the case shares, which
+ * say how a record's fields are laid out whichever event wrote it; without
+ * one layout (*ok false) records are compared by type, misc and size only.
+ */
+static void case_layout(const struct kcase *c, uint64_t *st, bool *sid, bool *ok)
+{
+	struct prec_attr a;
+	bool any = false;
+	int i;
+
+	*ok = true;
+	for (i = 0; i < c->n; i++) {
+		if (c->s[i].op != OPEN)
+			continue;
+		step_attr(&a, &c->s[i]);
+		if (any && (a.sample_type != *st || a.sample_id_all != *sid))
+			*ok = false;
+		*st = a.sample_type;
+		*sid = a.sample_id_all;
+		any = true;
+	}
+}
+
+static const char *who(uint32_t pid)
+{
+	if (pid == (uint32_t)self_pid)
+		return "self";
+	if (child_pid > 0 && pid == (uint32_t)child_pid)
+		return "child";
+	return pid ? "other" : "0";
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Appends to @out (@at so far, of @n). */
+static size_t app(char *out, size_t n, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static size_t app(char *out, size_t n, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (at >= n)
+		return at;
+	va_start(ap, fmt);
+	at += (size_t)vsnprintf(out + at, n - at, fmt, ap);
+	va_end(ap);
+	return at;
+}
+
+/* A SAMPLE's fields in perf_output_sample()'s order; *@foreign for another process's. */
+static size_t sample_text(const struct side *sd, const struct kcase *c, uint64_t st,
+			  const uint8_t *p, const uint8_t *end, char *out, size_t n, size_t at,
+			  bool *foreign)
+{
+	if ((st & PERF_SAMPLE_IDENTIFIER) && p + 8 <= end)
+		at = app(out, n, at, " ident=s%d", step_of_id(sd, c->n, rd64(p))), p += 8;
+	if (st & PERF_SAMPLE_IP)
+		p += 8; /* where the tracepoint fired in libc: not known to the model */
+	if ((st & PERF_SAMPLE_TID) && p + 8 <= end) {
+		uint32_t pid = (uint32_t)rd64(p), tid = (uint32_t)(rd64(p) >> 32);
+
+		*foreign = strcmp(who(pid), "self") && strcmp(who(pid), "child");
+		at = app(out, n, at, " pid=%s tid=%s", who(pid), who(tid));
+		p += 8;
+	}
+	p += st & PERF_SAMPLE_TIME ? 8 : 0;
+	p += st & PERF_SAMPLE_ADDR ? 8 : 0;
+	if ((st & PERF_SAMPLE_ID) && p + 8 <= end)
+		at = app(out, n, at, " id=s%d", step_of_id(sd, c->n, rd64(p))), p += 8;
+	if ((st & PERF_SAMPLE_STREAM_ID) && p + 8 <= end)
+		at = app(out, n, at, " stream=s%d", step_of_id(sd, c->n, rd64(p))), p += 8;
+	if ((st & PERF_SAMPLE_CPU) && p + 8 <= end)
+		at = app(out, n, at, " cpu=%u", (uint32_t)rd64(p)), p += 8;
+	if ((st & PERF_SAMPLE_PERIOD) && p + 8 <= end)
+		at = app(out, n, at, " period=%llu", (unsigned long long)rd64(p));
+	return at;
+}
+
+/*
+ * The sample_id trailer of a non-SAMPLE record (perf_event__output_id_sample():
+ * TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER), at the record's end; *@body_end
+ * where the body stops.
+ */
+static size_t trailer_text(const struct side *sd, const struct kcase *c, uint64_t st,
+			   const uint8_t *rec, size_t size, char *out, size_t n, size_t at,
+			   size_t *body_end)
+{
+	static const uint64_t tr = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+				   PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	size_t len = 8 * (size_t)__builtin_popcountll(st & tr);
+	const uint8_t *p;
+
+	if (len + 8 > size)
+		return app(out, n, at, " trailer-missing");
+	*body_end = size - len;
+	p = rec + *body_end;
+	if (st & PERF_SAMPLE_TID)
+		at = app(out, n, at, " @pid=%s", who((uint32_t)rd64(p))), p += 8;
+	p += st & PERF_SAMPLE_TIME ? 8 : 0;
+	if (st & PERF_SAMPLE_ID)
+		at = app(out, n, at, " @id=s%d", step_of_id(sd, c->n, rd64(p))), p += 8;
+	if (st & PERF_SAMPLE_STREAM_ID)
+		at = app(out, n, at, " @stream=s%d", step_of_id(sd, c->n, rd64(p))), p += 8;
+	if (st & PERF_SAMPLE_CPU)
+		at = app(out, n, at, " @cpu=%u", (uint32_t)rd64(p)), p += 8;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		at = app(out, n, at, " @ident=s%d", step_of_id(sd, c->n, rd64(p)));
+	return at;
+}
+
+/*
+ * A record as text: type, misc and size, then the fields both kernels give
+ * alike when the case has one layout (ids as the steps that opened them,
+ * pids as self/child, CPU, period, LOST's id and count, COMM's name, EXIT's
+ * tasks); time and IP are left out. Empty for a sample of another process
+ * (a CPU event sees every task on its CPU).
+ */
+static void rec_text(const struct side *sd, const struct kcase *c, const uint8_t *rec,
+		     char *out, size_t n)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	uint64_t st = 0;
+	bool sid = false, ok, foreign = false;
+	size_t at, body_end = h->size;
+
+	case_layout(c, &st, &sid, &ok);
+	at = app(out, n, 0, "type=%u misc=%#x size=%u", h->type, h->misc, h->size);
+	if (!ok)
+		return;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		at = sample_text(sd, c, st, rec + 8, rec + h->size, out, n, at, &foreign);
+		if (foreign)
+			out[0] = 0;
+		return;
+	}
+	if (sid)
+		at = trailer_text(sd, c, st, rec, h->size, out, n, at, &body_end);
+	if (h->type == PERF_RECORD_LOST && body_end >= 24)
+		at = app(out, n, at, " lost-id=s%d lost=%llu", step_of_id(sd, c->n, rd64(rec + 8)),
+			 (unsigned long long)rd64(rec + 16));
+	else if (h->type == PERF_RECORD_COMM && body_end > 16)
+		at = app(out, n, at, " pid=%s tid=%s comm=%.16s", who((uint32_t)rd64(rec + 8)),
+			 who((uint32_t)(rd64(rec + 8) >> 32)), (const char *)rec + 16);
+	else if (h->type == PERF_RECORD_EXIT && body_end >= 32)
+		at = app(out, n, at, " pid=%s ppid=%s tid=%s ptid=%s", who((uint32_t)rd64(rec + 8)),
+			 who((uint32_t)(rd64(rec + 8) >> 32)), who((uint32_t)rd64(rec + 16)),
+			 who((uint32_t)(rd64(rec + 16) >> 32)));
+}
+
+static void ring_copy(const uint8_t *data, uint64_t size, uint64_t pos, void *to, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		((uint8_t *)to)[i] = data[(pos + i) & (size - 1)];
+}
+
+/* Reads the records of mapping @j from where the last read stopped to data_head. */
+static void read_ring(struct side *sd, const struct kcase *c, int j, int occ)
+{
+	static uint8_t rec[65536];
+	const struct perf_event_mmap_page *pg = sd->map[j];
+	struct rlist *l = &sd->rl[j];
+	uint64_t head, size;
+
+	if (!pg || !pg->data_size)
+		return;
+	size = pg->data_size;
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	while (l->pos + sizeof(struct perf_event_header) <= head && !l->overflow) {
+		const uint8_t *data = (const uint8_t *)pg + pg->data_offset;
+		struct perf_event_header h;
+		char text[SIGLEN];
+
+		ring_copy(data, size, l->pos, &h, sizeof(h));
+		if (h.size < sizeof(h) || h.size > size || l->pos + h.size > head) {
+			l->overflow = true;
+			break;
+		}
+		ring_copy(data, size, l->pos, rec, h.size);
+		l->pos += h.size;
+		rec_text(sd, c, rec, text, sizeof(text));
+		if (!text[0])
+			continue;
+		if (l->n == l->cap) {
+			struct rec *r = realloc(l->r, (size_t)(l->cap ? 2 * l->cap : 64) * sizeof(*r));
+
+			if (!r) {
+				l->overflow = true;
+				break;
+			}
+			l->r = r;
+			l->cap = l->cap ? 2 * l->cap : 64;
+		}
+		l->r[l->n].occ = occ;
+		snprintf(l->r[l->n++].sig, SIGLEN, "%s", text);
+	}
+}
+
+/* Reads every live mapping of one side; the records are those of occurrence @occ. */
+static void read_rings(struct side *sd, const struct kcase *c, int occ)
+{
+	int j;
+
+	for (j = 0; j < c->n; j++)
+		if (c->s[j].op == MMAP && sd->map[j])
+			read_ring(sd, c, j, occ);
+}
+
+/* The consumer frees what it has read: data_tail = data_head (after read_rings()). */
+static void consume(struct side *sd, const struct kcase *c)
+{
+	int j;
+
+	for (j = 0; j < c->n; j++) {
+		struct perf_event_mmap_page *pg = sd->map[j];
+
+		if (c->s[j].op == MMAP && pg && pg->data_size)
+			__atomic_store_n(&pg->data_tail, sd->rl[j].pos, __ATOMIC_RELEASE);
+	}
+}
+
+/* The PMU of an event kind: 0 software, 1 tracepoint, 2 uprobe, 3 none. */
+static int pmu_class(int ev)
+{
+	return ev <= E_CSW ? 0 : ev <= E_TPX ? 1 : ev == E_UPROBE ? 2 : 3;
+}
+
+/* The step whose ring event @i writes to (its SET_OUTPUT chain's end). */
+static int ring_root(const struct side *sd, int i)
+{
+	int hops;
+
+	for (hops = 0; hops < MAXSTEPS && sd->out[i] >= 0; hops++)
+		i = sd->out[i];
+	return i;
+}
+
+/*
+ * Why the ring of mapping @j cannot be compared, or NULL: an event writing
+ * to it (on the real kernel) samples with timing (a timer or context-switch
+ * event with a period), writes backward, samples fields the model does not
+ * fill, or is a CPU event without PERF_SAMPLE_TID in one layout (its records
+ * of other processes could not be told apart). *@filtered: a CPU event's
+ * records are there, those of other processes left out, so any loss (which
+ * theirs may have caused) makes the ring incomparable too.
+ */
+static const char *ring_why_not(const struct side *ks, const struct kcase *c, int j,
+				bool *filtered)
+{
+	static const uint64_t filled = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+				       PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+				       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+				       PERF_SAMPLE_READ;
+	int root = ring_root(ks, c->s[j].a), i;
+	uint64_t st = 0;
+	bool sid = false, one;
+	struct prec_attr a;
+
+	case_layout(c, &st, &sid, &one);
+	*filtered = false;
+	for (i = 0; i < c->n; i++) {
+		const struct step *s = &c->s[i];
+
+		if (s->op != OPEN || !ks->opened[i] || ring_root(ks, i) != root)
+			continue;
+		step_attr(&a, s);
+		if (a.write_backward)
+			return "an event writes backward";
+		if (s->a <= E_CSW && s->a != E_DUMMY && a.sample_period)
+			return "a timer or context-switch event samples";
+		if (a.sample_type & ~filled)
+			return "a sample_type the model does not fill";
+		if (s->pid == P_ANY && !(one && (st & PERF_SAMPLE_TID)))
+			return "a CPU event sees other processes, no TID tells them apart";
+		if (s->b >= 0 && !(s->flags & (PERF_FLAG_FD_NO_GROUP | PERF_FLAG_FD_OUTPUT)) &&
+		    pmu_class(c->s[s->b].a) != pmu_class(s->a))
+			return "a group of events of different PMUs "
+			       "(the kernel's uprobe in a tracepoint's group misses hits)";
+		*filtered |= s->pid == P_ANY;
+	}
+	return NULL;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	return x->occ != y->occ ? x->occ - y->occ : strcmp(x->sig, y->sig);
+}
+
+static bool has_lost(const struct rlist *l)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (!strncmp(l->r[i].sig, "type=2 ", 7))
+			return true;
+	return false;
+}
+
+/*
+ * Compares the records of mapping @j: the same records, occurrence by
+ * occurrence in order (within one occurrence, records of several events in
+ * one ring as a set: the kernel's order there is that of its lists). The
+ * first difference into @why; 1 when compared, 0 when not comparable.
+ */
+static int compare_ring(struct side *ks, struct side *ms, const struct kcase *c, int j,
+			char *why, size_t n)
+{
+	struct rlist *kl = &ks->rl[j], *ml = &ms->rl[j];
+	bool filtered;
+	const char *no = ring_why_not(ks, c, j, &filtered);
+	int i;
+
+	if (!kl->had || !ml->had)
+		return 0;
+	if (!no && filtered && (has_lost(kl) || has_lost(ml)))
+		no = "a CPU event's ring lost records (other processes' may have taken the room)";
+	if (no) {
+		if (verbose)
+			printf("#   ring of %d.mmap not compared: %s\n", j, no);
+		return 0;
+	}
+	qsort(kl->r, (size_t)kl->n, sizeof(*kl->r), rec_cmp);
+	qsort(ml->r, (size_t)ml->n, sizeof(*ml->r), rec_cmp);
+	for (i = 0; i < kl->n || i < ml->n; i++) {
+		const struct rec *k = i < kl->n ? &kl->r[i] : NULL, *m = i < ml->n ? &ml->r[i] : NULL;
+
+		if (verbose && i < 40)
+			printf("#   ring %d.mmap rec %d: kernel: %d %s; model: %d %s\n", j, i,
+			       k ? k->occ : -1, k ? k->sig : "-", m ? m->occ : -1, m ? m->sig : "-");
+		if (!k || !m || k->occ != m->occ || strcmp(k->sig, m->sig)) {
+			snprintf(why, n, "ring of %d.mmap, record %d of %d/%d: kernel: %s%s (occurrence %d); "
+				 "model: %s%s (occurrence %d)", j, i, kl->n, ml->n, k ? "" : "none",
+				 k ? k->sig : "", k ? k->occ : -1, m ? "" : "none", m ? m->sig : "",
+				 m ? m->occ : -1);
+			return 1;
+		}
+	}
+	if (kl->overflow != ml->overflow)
+		snprintf(why, n, "ring of %d.mmap: unreadable on the %s side", j,
+			 kl->overflow ? "kernel's" : "model's");
+	return 1;
+}
+
+/* ---- the occurrences ---- */
+
+static int (*volatile probe_fn)(int) = kmd_probe_target;
+
+static struct prec_kmodel_task self_task(int occ)
+{
+	return (struct prec_kmodel_task){ self_pid, self_pid, CASE_CPU, (uint64_t)occ + 1 };
+}
+
+/* One occurrence on one side: done by this process (the real kernel) or told (the model). */
+static void occur(struct side *sd, const struct kcase *c, const struct occ *o, int occ)
+{
+	struct prec_kmodel_task t = self_task(occ);
+	struct prec_attr key;
+	char name[16];
+	int fd = o->n >= 0 && o->n < c->n ? sd->fd[o->n] : -1;
+
+	snprintf(name, sizeof(name), "kmd-%d", occ);
+	switch (o->k) {
+	case O_GETPID:
+		if (!sd->m) {
+			syscall(SYS_getpid);
+			break;
+		}
+		make_attr(&key, E_TP, 0);
+		prec_kmodel_hit(sd->m, &t, &key, 0);
+		make_attr(&key, E_TPX, 0);
+		prec_kmodel_hit(sd->m, &t, &key, 0);
+		break;
+	case O_UPROBE:
+		make_attr(&key, E_UPROBE, 0);
+		if (!sd->m)
+			probe_fn(occ);
+		else if (uprobe_type)
+			prec_kmodel_hit(sd->m, &t, &key, (uint64_t)(uintptr_t)kmd_probe_target);
+		break;
+	case O_COMM:
+		if (!sd->m)
+			prctl(PR_SET_NAME, name, 0, 0, 0);
+		else
+			prec_kmodel_comm(sd->m, &t, name, false);
+		break;
+	case O_PAUSE:
+	case O_RESUME:
+		if (fd >= 0)
+			prec_kernel_pause_output(sd->k, fd, o->k == O_PAUSE);
+		break;
+	case O_DISABLE:
+		if (fd >= 0)
+			sd->k->ioctl(sd->k->ctx, fd, PERF_EVENT_IOC_DISABLE, 0);
+		break;
+	case O_CONSUME:
+		consume(sd, c);
+		break;
+	}
+}
+
+/* Every occurrence of the case on both sides, the rings read after each; *@occ counts them. */
+static void drive(struct side *ks, struct side *ms, const struct kcase *c, int *occ)
+{
+	int i, r;
+
+	for (i = 0; i < c->nocc; i++)
+		for (r = 0; r < (c->occ[i].k <= O_UPROBE ? c->occ[i].n : 1); r++) {
+			occur(ks, c, &c->occ[i], *occ);
+			read_rings(ks, c, *occ);
+			occur(ms, c, &c->occ[i], *occ);
+			read_rings(ms, c, *occ);
+			++*occ;
+		}
+}
+
+/* Compares every ring mapped in the case; what was compared into @sum. */
+static void compare_rings(struct side *ks, struct side *ms, const struct kcase *c, char *why,
+			  size_t n, char *sum, size_t sn)
+{
+	int j, k, rings = 0, recs = 0, by[4] = { 0 };
+
+	for (j = 0; j < c->n && !why[0]; j++) {
+		if (c->s[j].op != MMAP || !compare_ring(ks, ms, c, j, why, n))
+			continue;
+		rings++;
+		recs += ks->rl[j].n;
+		for (k = 0; k < ks->rl[j].n; k++) {
+			const char *t = ks->rl[j].r[k].sig;
+
+			by[0] += !strncmp(t, "type=9 ", 7);
+			by[1] += !strncmp(t, "type=3 ", 7);
+			by[2] += !strncmp(t, "type=4 ", 7);
+			by[3] += !strncmp(t, "type=2 ", 7);
+		}
+	}
+	snprintf(sum, sn, "[rings %d, records %d: SAMPLE %d COMM %d EXIT %d LOST %d]", rings, recs,
+		 by[0], by[1], by[2], by[3]);
+}
+
+/*
+ * Whether event @i's wakeups can be compared: the ring it writes to, if
+ * mapped, is one whose records are (ring_why_not()), without records of
+ * other processes that could have woken it.
+ */
+static bool pollable(const struct side *ks, const struct kcase *c, int i)
+{
+	bool filtered;
+	int j;
+
+	for (j = 0; j < c->n; j++)
+		if (c->s[j].op == MMAP && ks->rl[j].had &&
+		    ring_root(ks, c->s[j].a) == ring_root(ks, i) &&
+		    (ring_why_not(ks, c, j, &filtered) || filtered))
+			return false;
+	return true;
+}
+
+/*
+ * poll() of every open event once, in step order, after the occurrences:
+ * POLLIN (a wakeup of its ring since the last poll: perf_output_wakeup() at
+ * the watermark or after wakeup_events samples) and POLLHUP must match.
+ */
+static void compare_polls(struct side *ks, struct side *ms, const struct kcase *c, char *why,
+			  size_t n)
+{
+	int i;
+
+	for (i = 0; i < c->n && !why[0]; i++) {
+		struct pollfd kp = { ks->fd[i], POLLIN, 0 }, mp = { ms->fd[i], POLLIN, 0 };
+
+		if (c->s[i].op != OPEN || ks->fd[i] < 0 || ms->fd[i] < 0 || !pollable(ks, c, i))
+			continue;
+		ks->k->poll(ks->k->ctx, &kp, 1, 0);
+		ms->k->poll(ms->k->ctx, &mp, 1, 0);
+		if ((kp.revents ^ mp.revents) & (POLLIN | POLLHUP))
+			snprintf(why, n, "poll of %d.open: kernel %#x, model %#x", i,
+				 kp.revents & (POLLIN | POLLHUP), mp.revents & (POLLIN | POLLHUP));
+	}
+}
+
+/* The case's tasks: this process on CASE_CPU (its child inherits that), SIGTRAP survived. */
+static void case_tasks(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(CASE_CPU, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	signal(SIGTRAP, SIG_IGN); /* a sigtrap event's sample */
+	self_pid = getpid();
+}
+
+/* Runs the steps of @c on both sides in lockstep; the first difference into @why. */
+static void run_steps(struct side *ks, struct side *ms, struct world *w, const struct kcase *c,
+		      int *occ, char *why, size_t n)
+{
+	char kr[512], mr[512];
+	int i;
+
+	for (i = 0; i < c->n && !why[0]; i++) {
+		if (c->s[i].op == EXEC) {
+			world_exec(w, ms->m, *occ);
+			read_rings(ks, c, *occ);
+			read_rings(ms, c, *occ);
+			++*occ;
+			continue;
+		}
+		run_step(ks, w, c, i, kr, sizeof(kr));
+		run_step(ms, w, c, i, mr, sizeof(mr));
+		if (strcmp(kr, mr) || verbose)
+			snprintf(why, n, "%s %d.%s: kernel: %s; model: %s",
+				 strcmp(kr, mr) ? "differs at" : "last", i, op_name[c->s[i].op], kr, mr);
+		if (!strcmp(kr, mr) && verbose) {
+			printf("#   %d.%s: %s\n", i, op_name[c->s[i].op], kr);
+			why[0] = 0;
+		}
+	}
+}
+
 /* Runs case @no in this (forked) process and prints its line. */
 static int run_case(const struct kcase *c, int no, uid_t uid)
 {
 	struct side ks = { .k = prec_kernel_sys() }, ms = { 0 };
 	struct prec_kmodel_limits lim;
-	char desc[2048], kr[512], mr[512], why[1200] = "";
+	char desc[2048], why[1200] = "", sum[128] = "";
 	struct world w;
-	int i, err;
+	int i, err, occ = 0;
 
+	case_tasks();
 	if (c->mlock && (err = drop_ipc_lock(uid, c->memlock))) {
 		printf("FAIL\t#%d cannot drop CAP_IPC_LOCK: %s\n", no, strerror(-err));
 		return 1;
@@ -851,6 +1667,7 @@ static int run_case(const struct kcase *c, int no, uid_t uid)
 	ms.m = prec_kmodel_new(ncpus);
 	if (!ms.m || make_world(&w, c))
 		return 1;
+	child_pid = w.child;
 	if (uprobe_type)
 		prec_kmodel_add_pmu(ms.m, uprobe_type, 0); /* perf_uprobe: no NO_NMI, any exclude bits */
 	prec_kmodel_host_limits(&lim);
@@ -861,27 +1678,23 @@ static int run_case(const struct kcase *c, int no, uid_t uid)
 	prec_kmodel_set_limits(ms.m, &lim);
 	ms.k = prec_kmodel_kernel(ms.m);
 	for (i = 0; i < MAXSTEPS; i++)
-		ks.fd[i] = ms.fd[i] = -1;
-	for (i = 0; i < c->n && !why[0]; i++) {
-		if (c->s[i].op == EXEC) {
-			world_exec(&w, ms.m);
-			continue;
-		}
-		run_step(&ks, &w, c, i, kr, sizeof(kr));
-		run_step(&ms, &w, c, i, mr, sizeof(mr));
-		if (strcmp(kr, mr) || verbose)
-			snprintf(why, sizeof(why), "%s %d.%s: kernel: %s; model: %s",
-				 strcmp(kr, mr) ? "differs at" : "last", i, op_name[c->s[i].op], kr, mr);
-		if (!strcmp(kr, mr) && verbose) {
-			printf("#   %d.%s: %s\n", i, op_name[c->s[i].op], kr);
-			why[0] = 0;
-		}
+		ks.fd[i] = ms.fd[i] = ks.out[i] = ms.out[i] = -1;
+	run_steps(&ks, &ms, &w, c, &occ, why, sizeof(why));
+	if (!why[0]) {
+		drive(&ks, &ms, c, &occ);
+		compare_rings(&ks, &ms, c, why, sizeof(why), sum, sizeof(sum));
+		if (!why[0])
+			compare_polls(&ks, &ms, c, why, sizeof(why));
 	}
 	side_end(&ks, c->n);
+	side_end(&ms, c->n);
 	prec_kmodel_free(ms.m);
 	world_end(&w);
 	describe(c, desc, sizeof(desc));
-	printf(why[0] ? "FAIL\t#%d %s\t%s\n" : "ok\t#%d %s\n", no, desc, why);
+	if (why[0])
+		printf("FAIL\t#%d %s\t%s\n", no, desc, why);
+	else
+		printf("ok\t#%d %s %s\n", no, sum, desc);
 	fflush(stdout);
 	return why[0] ? 1 : 0;
 }
