@@ -415,6 +415,7 @@ static void on_no_sync(struct csd *d, struct cs_ctx *c, const ocsd_generic_trace
 	c->pend = false;
 	c->tracing = false;
 	c->begin = false;
+	prec_cs_guard_nosync(&c->guard);
 	switch (el->unsync_eot_info) {
 	case UNSYNC_BAD_PACKET:
 		if (c->guarded) { /* said when the guard kept the packet back */

@@ -226,7 +226,15 @@ static const char *decode(struct prec_cs_guard *g, const ocsd_etmv4_i_pkt *p)
 
 	if (t == ETM4_PKT_I_BAD_SEQUENCE || t == ETM4_PKT_I_BAD_TRACEMODE ||
 	    t == ETM4_PKT_I_RESERVED || t == ETM4_PKT_I_RESERVED_CFG) {
-		g->state = G_SYNC; /* handleBadPacket(): waits for a sync */
+		/*
+		 * handleBadPacket() may reset the decoder to wait for a sync,
+		 * but OpenCSD 1.3.3 goes on decoding after some of these (a
+		 * fuzz input: a reserved header, then an exception committed
+		 * from the old stack). Which one it did shows only in its
+		 * NO_SYNC element (prec_cs_guard_nosync()); until then the
+		 * stack is unknown.
+		 */
+		g->lost = true;
 		return NULL;
 	}
 	mispred = t == ETM4_PKT_I_MISPREDICT || t == ETM4_PKT_I_CANCEL_F1_MISPRED ||
@@ -261,10 +269,20 @@ static const char *decode(struct prec_cs_guard *g, const ocsd_etmv4_i_pkt *p)
 	return why;
 }
 
+void prec_cs_guard_nosync(struct prec_cs_guard *g)
+{
+	bool async = g->last == ETM4_PKT_I_ASYNC;
+
+	prec_cs_guard_reset(g, g->max_spec);
+	/* processPacket(): NO_SYNC goes on to WAIT_SYNC with the same packet */
+	g->state = async ? G_INFO : G_SYNC;
+}
+
 const char *prec_cs_guard_packet(struct prec_cs_guard *g, const ocsd_etmv4_i_pkt *p)
 {
 	const char *why;
 
+	g->last = (int)p->type;
 	switch (g->state) {
 	case G_SYNC:
 		if (p->type == ETM4_PKT_I_ASYNC)
@@ -279,7 +297,13 @@ const char *prec_cs_guard_packet(struct prec_cs_guard *g, const ocsd_etmv4_i_pkt
 		return NULL;
 	}
 	why = decode(g, p);
-	if (why)
-		prec_cs_guard_reset(g, g->max_spec);
+	if (why) {
+		/*
+		 * The packet reaches the decoder as a bad sequence. Whether it
+		 * then waits for a sync is its NO_SYNC element's to say: until
+		 * then every speculation packet is named.
+		 */
+		g->lost = true;
+	}
 	return why;
 }

@@ -26,8 +26,10 @@
  * before the trace info, the one valid way past the stack, is what the
  * decoder cannot count). Where the model cannot follow (a packet kind it
  * does not know, more elements than it holds, a step the decoder reports
- * as an error) it names every mispredict, cancel and commit packet until
- * the decoder synchronizes again.
+ * as an error, a bad packet, a packet it named) it names every mispredict,
+ * cancel and commit packet until the decoder's NO_SYNC element says it
+ * waits for a sync again: a bad packet alone does not tell, as OpenCSD
+ * 1.3.3 decodes on after some.
  */
 #ifndef PREC_CORESIGHT_GUARD_H
 #define PREC_CORESIGHT_GUARD_H
@@ -43,6 +45,7 @@ struct prec_cs_guard {
 	uint8_t state;            /* waiting for A-sync, for trace info, decoding */
 	bool lost;                /* the model cannot follow the decoder until it syncs again */
 	bool pend_addr;           /* an exception waits for its address */
+	int last;                 /* the type of the last packet followed */
 	uint32_t max_spec;        /* TRCIDR8.MAXSPEC */
 	uint32_t depth;           /* the decoder's speculation depth */
 	uint32_t n;               /* elements on the stack, [0] the oldest */
@@ -57,8 +60,15 @@ void prec_cs_guard_reset(struct prec_cs_guard *g, uint32_t max_spec);
 
 /*
  * Follows packet @p into the decoder. Returns NULL, or what is wrong with a
- * packet the decoder must not get; the model then waits for an A-sync.
+ * packet the decoder must not get; the model then names every speculation
+ * packet until the decoder says it lost sync (prec_cs_guard_nosync()).
  */
 const char *prec_cs_guard_packet(struct prec_cs_guard *g, const ocsd_etmv4_i_pkt *p);
+/*
+ * The decoder sent a NO_SYNC element: it was reset (a bad packet, an error)
+ * and waits for an A-sync, from the packet it is on. The guard follows only
+ * what the decoder says here: after a bad packet it cannot know.
+ */
+void prec_cs_guard_nosync(struct prec_cs_guard *g);
 
 #endif

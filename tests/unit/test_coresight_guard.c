@@ -25,7 +25,8 @@ struct gp {
  * it names go to @idx (at most @max), what is wrong with the first to *@why.
  * Returns how many it named.
  */
-static int named(const struct gp *ps, uint32_t max_spec, int *idx, int max, const char **why)
+static int named_nosync(const struct gp *ps, uint32_t max_spec, int nosync_at, int *idx, int max,
+			const char **why)
 {
 	struct prec_cs_guard g;
 	int i, k = 0;
@@ -48,8 +49,15 @@ static int named(const struct gp *ps, uint32_t max_spec, int *idx, int max, cons
 				*why = w;
 			idx[k++] = i;
 		}
+		if (i == nosync_at) /* the decoder's NO_SYNC element, sent on packet i */
+			prec_cs_guard_nosync(&g);
 	}
 	return k;
+}
+
+static int named(const struct gp *ps, uint32_t max_spec, int *idx, int max, const char **why)
+{
+	return named_nosync(ps, max_spec, -1, idx, max, why);
 }
 
 #define SYNC { ETM4_PKT_I_ASYNC, 0 }, { ETM4_PKT_I_TRACE_INFO, 0 }, { ETM4_PKT_I_TRACE_ON, 0 }
@@ -120,20 +128,46 @@ static void cases(void)
 	}
 }
 
-/* After naming a packet the guard waits for the next A-sync and trace info. */
+/*
+ * After naming a packet (or after a bad one) the guard names every
+ * speculation packet until the decoder's NO_SYNC element says it waits for
+ * a sync; then it follows the next A-sync and trace info. OpenCSD 1.3.3
+ * does not always wait after a bad packet (a fuzz input: a reserved header,
+ * then an exception committed from the old stack), so the packets alone
+ * never put the guard back to waiting.
+ */
 static void resync(void)
 {
 	static const struct gp ps[] = {
 		SYNC, ADDR, ATOM(1), ADDR, { ETM4_PKT_I_MISPREDICT, 0 },
-		ADDR, { ETM4_PKT_I_MISPREDICT, 0 },   /* unsynced: the decoder ignores these */
+		ADDR, { ETM4_PKT_I_MISPREDICT, 0 },
 		SYNC, ADDR, ATOM(1), ADDR, { ETM4_PKT_I_MISPREDICT, 0 }, END,
 	};
+	static const struct gp bad[] = {
+		SYNC, ADDR, { ETM4_PKT_I_EXCEPT, 0 }, { ETM4_PKT_I_RESERVED, 0 },
+		{ ETM4_PKT_I_TRACE_INFO, 0 }, { ETM4_PKT_I_TRACE_ON, 0 }, ADDR,
+		{ ETM4_PKT_I_EXCEPT, 0 }, { ETM4_PKT_I_COMMIT, 1 }, END,
+	};
 	const char *why;
-	int idx[3];
+	int idx[4];
 
-	T_EQ_INT(named(ps, 0, idx, 3, &why), 2);
+	/* no NO_SYNC: the decoder went on, so every speculation packet is named */
+	T_EQ_INT(named(ps, 0, idx, 4, &why), 3);
+	T_EQ_INT(idx[0], 6);
+	T_EQ_INT(idx[1], 8);
+	T_EQ_INT(idx[2], 15);
+	/* NO_SYNC on packet 7: the mispredict at 8 reaches a waiting decoder */
+	T_EQ_INT(named_nosync(ps, 0, 7, idx, 4, &why), 2);
 	T_EQ_INT(idx[0], 6);
 	T_EQ_INT(idx[1], 15);
+	/* NO_SYNC on the A-sync itself (packet 9): its trace info starts decoding */
+	T_EQ_INT(named_nosync(ps, 0, 9, idx, 4, &why), 3);
+	T_EQ_INT(idx[1], 8);
+	T_EQ_INT(idx[2], 15);
+	/* a reserved header, the decoder on without an A-sync (the fuzz input): the commit is named */
+	T_EQ_INT(named(bad, 0, idx, 4, &why), 1);
+	T_EQ_INT(idx[0], 10);
+	T_CONTAINS(why, "cannot follow");
 }
 
 int main(int argc, char **argv)
