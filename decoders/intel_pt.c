@@ -1275,6 +1275,8 @@ static int step(struct ipt *d)
  * no warm-up can reach).
  */
 #define CHUNK_BYTES ((size_t)256 << 10)
+/* Smaller windows (--buffer) make smaller parts: at most this many windows each. */
+#define CHUNK_WINDOWS 4
 
 /* The decoder state that goes on over a cut. */
 struct carry {
@@ -1416,6 +1418,7 @@ struct par {
 	size_t seg_begin;         /* a FIRST part's seg */
 	size_t pseg, pnext;       /* a MID part's segment and lo (pnext 0: none) */
 	bool planned_all;
+	size_t part_bytes;        /* the trace bytes between cuts */
 	uint64_t hdr[5];          /* the header fields of the last CEV_CTX handed out */
 	struct cev_pred pred;
 	struct prec_tev ev;       /* the event handed out */
@@ -1697,7 +1700,7 @@ static bool plan_next(struct ipt *d, struct part *pt)
 		pt->kind = PART_MID;
 		pt->seg = p->pseg;
 		pt->lo = p->pnext;
-		pt->hi = cut_at(d, p->pseg, p->pnext + CHUNK_BYTES);
+		pt->hi = cut_at(d, p->pseg, p->pnext + p->part_bytes);
 		p->pnext = pt->hi;
 		return true;
 	}
@@ -1719,7 +1722,7 @@ static bool plan_next(struct ipt *d, struct part *pt)
 	}
 	first = d->windowed ? psb_find(d, lo, hi, hi, &err) : lo;
 	if (!err && first < hi)
-		pt->hi = cut_at(d, s, first + CHUNK_BYTES);
+		pt->hi = cut_at(d, s, first + p->part_bytes);
 	p->pseg = s;
 	p->pnext = pt->hi;
 	return true;
@@ -1862,6 +1865,7 @@ static int par_init(struct ipt *d, int jobs)
 		return 0;
 	}
 	p->ahead = PREC_MIN((size_t)jobs + 1, (size_t)PAR_MAX);
+	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
 	carry_get(d, &p->cur);
 	d->par = p;
 	return 0;
@@ -1996,7 +2000,7 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 		return -ENOMEM;
 	/* With workers about, no decoder uses the session's own images. */
 	d->sub = opts && opts->jobs > 1;
-	if (d->sub && stream->len > CHUNK_BYTES)
+	if (d->sub && stream->len > PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS))
 		err = par_init(d, opts->jobs);
 	if (err) {
 		ipt_close(d);
