@@ -18,6 +18,9 @@
 #   VIEWS      the ptdump views timed (default: --stats --call-trace
 #              --call-ret-trace --branches --events --insn-trace)
 #   RUNS       runs of each decode; the least CPU time counts (default 1)
+#   JOBS       the -j of the parallel rows (default: the online CPUs)
+#   PAR_VIEWS  the views decoded with -j1 and -j JOBS for those rows (default:
+#              --call-trace --stats --insn-trace)
 # The last row of each trace is --stats with whole streams in memory
 # (--buffer 0): its RSS against the --stats row's (the default windows of 2
 # MiB) shows what decoding in windows saves.
@@ -28,6 +31,10 @@
 # to the libipt floor (bench/ipt_floor with ptdump's block-decoder
 # configuration, on the raw export of the same stream and images) and to
 # perf script --call-trace on the same trace exported with --to-perf-data.
+# The view rows decode with -j1 (one pass, no threads: CPU time against the
+# floor); the parallel rows then decode with -j JOBS and give the speedup,
+# wall time of -j1 over that of -j JOBS from the same run (the machine's
+# load shown before and after: another process's load slows the threads).
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -40,6 +47,8 @@ FLOOR=$BD/bench/ipt_floor
 WORKLOADS=${WORKLOADS:-loop gzip python}
 RETCOMP=${RETCOMP:-noretcomp retcomp}
 VIEWS=${VIEWS:---stats --call-trace --call-ret-trace --branches --events --insn-trace}
+JOBS=${JOBS:-$(nproc)}
+PAR_VIEWS=${PAR_VIEWS:---call-trace --stats --insn-trace}
 RUNS=${RUNS:-1}
 GZIP_MB=${GZIP_MB:-2}
 export PTREC_PLUGIN=${PTREC_PLUGIN:-$BD/ptrec-emu.so}
@@ -139,8 +148,21 @@ bench() {
 		perf_cpu=$cpu
 	fi
 	for v in $VIEWS; do
-		measure "$PTDUMP" "$v" "$data"
+		measure "$PTDUMP" -j1 "$v" "$data"
 		row "ptdump $v"
+	done
+	# Parallel decoding: -j JOBS against -j1, wall time, same output.
+	for v in $PAR_VIEWS; do
+		local w1 c1 ok
+		measure "$PTDUMP" -j1 "$v" "$data"
+		w1=$wall c1=$cpu
+		"$PTDUMP" -j1 "$v" "$data" 2>/dev/null | cksum >"$DIR/j1.sum"
+		measure "$PTDUMP" -j"$JOBS" "$v" "$data"
+		ok=same
+		"$PTDUMP" -j"$JOBS" "$v" "$data" 2>/dev/null | cksum | cmp -s - "$DIR/j1.sum" || ok=DIFFERENT
+		awk -v v="$v" -v j="$JOBS" -v w1="$w1" -v c1="$c1" -v w="$wall" -v c="$cpu" -v ok="$ok" 'BEGIN {
+			printf "  %-18s -j1 wall %6.2f s CPU %6.2f s  -j%d wall %6.2f s CPU %6.2f s  speedup x%.2f  output %s\n",
+				v, w1, c1, j, w, c, (w > 0 ? w1 / w : 0), ok }'
 	done
 	# Memory: whole streams in memory against the default decode windows.
 	measure "$PTDUMP" --stats --buffer 0 "$data"

@@ -18,6 +18,7 @@
 #include "base/util.h"
 #include "cli.h"
 #include "decoders/decoder.h"
+#include "decoders/jobs.h"
 #include "interop/importer.h"
 #include "interop/perfexport.h"
 #include "interop/rawpt.h"
@@ -94,6 +95,8 @@ static void usage(FILE *f)
 "      --buildid-dir DIR   perf's build-id cache for perf.data input (default ~/.debug)\n"
 "      --buffer SIZE       trace bytes each stream holds in memory while it is decoded\n"
 "                          (default 2M; 0: whole streams)\n"
+"  -j, --jobs N            decode with N threads (default: the online CPUs; 1: one\n"
+"                          pass, no threads); the output is the same\n"
 "      --progress          a progress line on standard error, terminal or not\n"
 "      --no-progress       none (default: one on a terminal for decodes over a second)\n"
 "      --follow            a recording still being written: wait until ptrec ends it,\n"
@@ -652,7 +655,7 @@ enum {
 	O_SYMFS, O_SNAPSHOT, O_PT, O_ELF, O_IMAGE, O_MTC, O_NOM, O_C15A, O_C15B, O_TOPERF,
 	O_TORAW, O_BUILDID, O_FORMAT, O_SORT, O_BYTHREAD, O_WEIGHT, O_MAXEV, O_FAIL, O_HIDE,
 	O_NOPLT, O_DURATIONS, O_SNAPIDX, O_MAXDEPTH, O_BUFFER, O_PROGRESS, O_NOPROGRESS,
-	O_FOLLOW,
+	O_FOLLOW, O_JOBS,
 };
 
 static const struct option opts[] = {
@@ -704,6 +707,7 @@ static const struct option opts[] = {
 	{ "progress", no_argument, NULL, O_PROGRESS },
 	{ "no-progress", no_argument, NULL, O_NOPROGRESS },
 	{ "follow", no_argument, NULL, O_FOLLOW },
+	{ "jobs", required_argument, NULL, 'j' },
 	{ "input", required_argument, NULL, 'i' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -894,6 +898,18 @@ bad:
 			       "for whole streams; got '%s'", arg);
 }
 
+/* -j N: decoding threads. */
+static int parse_jobs(const char *arg, struct args *a)
+{
+	uint64_t v;
+
+	if (prec_parse_u64(arg, 10, &v) || v < 1 || v > 256)
+		return cli_usage_error(NULL, "-j takes a number of threads from 1 to 256; got '%s'",
+				       arg);
+	a->oo.jobs = (int)v;
+	return 0;
+}
+
 /* One option. Returns 0, or the exit code to stop with (-1: --help, done). */
 static int parse_opt(int c, const char *opt, const char *arg, struct args *a)
 {
@@ -938,6 +954,8 @@ static int parse_opt(int c, const char *opt, const char *arg, struct args *a)
 	case O_FOLLOW:
 		a->follow = true;
 		return 0;
+	case 'j':
+		return parse_jobs(arg, a);
 	case O_PROGRESS: case O_NOPROGRESS:
 		a->progress = c == O_PROGRESS;
 		return 0;
@@ -1008,7 +1026,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	prec_output_opts_init(&a->oo);
 	prec_import_opts_init(&a->io);
 	a->io.aux_by_ref = true;
-	while ((c = getopt_long(argc, argv, "i:qvVh", opts, NULL)) != -1) {
+	a->oo.jobs = prec_jobs_online_cpus();
+	while ((c = getopt_long(argc, argv, "i:j:qvVh", opts, NULL)) != -1) {
 		/* The option as written: argv[optind - 1], or the one before with its argument. */
 		const char *opt = argv[optind - 1];
 

@@ -164,6 +164,11 @@ struct prec_decoder_opts {
 	 * whole stream at once.
 	 */
 	size_t window;
+	/*
+	 * Workers that decode parts of the stream at once (ptdump -j; 0 or
+	 * 1: none); the events are the same as with none. Intel PT only.
+	 */
+	int jobs;
 };
 
 #define PREC_DECODE_WINDOW ((size_t)2 << 20)

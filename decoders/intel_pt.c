@@ -12,6 +12,7 @@
 #include <capstone/capstone.h>
 #include <errno.h>
 #include <intel-pt.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "decoders/decoder.h"
 #include "decoders/evqueue.h"
+#include "decoders/jobs.h"
 #include "session/image.h"
 #include "session/session.h"
 
@@ -131,7 +133,60 @@ struct ipt {
 	size_t ic_misses;         /* while smaller than ICACHE_BITS */
 	csh cs;
 	bool cs_ok;
+
+	/*
+	 * A part's decoder (-j: see "parallel decoding" below) ends its
+	 * windows at cut_hi (a PSB; 0: the segment's end), the last one
+	 * taking in its PSB+ up to cut_end, and decodes with copies of the
+	 * address spaces' images of its own (libipt's images are not to be
+	 * shared between threads).
+	 */
+	bool sub;
+	size_t cut_hi, cut_end;
+	struct sub_image *imgs;
+	size_t nr_imgs;
+	struct par *par;          /* the decoder of a stream decoded in parts */
 };
+
+struct sub_image {
+	struct prec_aspace *as;
+	struct pt_image *img;
+};
+
+/* Guards the lazily built images of the session's address spaces. */
+static pthread_mutex_t image_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The libipt image of @as for this decoder's use. */
+static struct pt_image *ipt_image(struct ipt *d, struct prec_aspace *as)
+{
+	struct sub_image *n;
+	struct pt_image *src, *img = NULL;
+
+	if (!d->sub)
+		return prec_aspace_pt_image(as);
+	for (size_t i = 0; i < d->nr_imgs; i++)
+		if (d->imgs[i].as == as)
+			return d->imgs[i].img;
+	pthread_mutex_lock(&image_mu);
+	src = prec_aspace_pt_image(as);
+	if (src) {
+		img = pt_image_alloc(NULL);
+		if (img && pt_image_copy(img, src) < 0) {
+			pt_image_free(img);
+			img = NULL;
+		}
+	}
+	pthread_mutex_unlock(&image_mu);
+	n = realloc(d->imgs, (d->nr_imgs + 1) * sizeof(*n));
+	if (!n) {
+		pt_image_free(img);
+		return NULL;
+	}
+	d->imgs = n;
+	d->imgs[d->nr_imgs].as = as;
+	d->imgs[d->nr_imgs++].img = img;
+	return img;
+}
 
 /* The stream offset of decoder offset @off (in the current segment). */
 /* The stream offset of decoder offset @off (relative to the window the decoder reads). */
@@ -292,7 +347,7 @@ static void update_context(struct ipt *d, bool force)
 		until = prec_aspace_end(as);
 	d->ctx_until = until;
 	if (as != d->as) {
-		struct pt_image *img = prec_aspace_pt_image(as);
+		struct pt_image *img = ipt_image(d, as);
 
 		d->as = as;
 		if (img && d->dec)
@@ -650,15 +705,18 @@ static uint64_t seg_first_time(struct ipt *d, size_t lo, size_t hi)
  */
 static int window_cut(struct ipt *d, size_t from, size_t *end, size_t *next)
 {
-	size_t hi = d->seg_end, at = from + d->win_size, far = at + PSB_FAR, cut;
+	size_t hi = d->seg_end, lim = d->cut_hi ? d->cut_hi : hi;
+	size_t at = from + d->win_size, far = at + PSB_FAR, cut;
 	int err = 0;
 
 	*end = *next = hi;
 	d->next_splice = false;
-	if (!d->windowed || hi - from <= d->win_size)
+	if (d->cut_hi && lim - from <= d->win_size)
+		goto at_lim;
+	if ((!d->windowed && !d->cut_hi) || hi - from <= d->win_size)
 		return 0;
-	for (cut = psb_find(d, at, far, hi, &err); !err && cut < hi;
-	     cut = psb_find(d, cut + 1, far, hi, &err)) {
+	for (cut = psb_find(d, at, far, lim, &err); !err && cut < lim;
+	     cut = psb_find(d, cut + 1, far, lim, &err)) {
 		size_t e = psbplus_end(d, cut, hi, &err);
 
 		if (err)
@@ -670,9 +728,17 @@ static int window_cut(struct ipt *d, size_t from, size_t *end, size_t *next)
 			return 0;
 		}
 	}
+	if (!err && d->cut_hi && lim <= far)
+		goto at_lim;
 	if (!err && far < hi)
 		*end = *next = far;
 	return err;
+at_lim:
+	/* The part ends at its cut: the next part's decoder starts there. */
+	*end = d->cut_end;
+	*next = lim;
+	d->next_splice = true;
+	return 0;
 }
 
 /* Sets the block decoder up over data [@from, window end). */
@@ -703,7 +769,7 @@ static int start_window(struct ipt *d, size_t from)
 	d->dec = pt_blk_alloc_decoder(&d->cfg);
 	if (!d->dec)
 		return -ENOMEM;
-	img = d->as ? prec_aspace_pt_image(d->as) : NULL;
+	img = d->as ? ipt_image(d, d->as) : NULL;
 	if (img)
 		pt_blk_set_image(d->dec, img);
 	d->state = S_SYNC;
@@ -1191,6 +1257,620 @@ static int step(struct ipt *d)
 	return 0;
 }
 
+/* ---- parallel decoding (-j) ----
+ *
+ * A stream is cut into parts at PSBs (CHUNK_BYTES of trace apart, the first
+ * of each segment starting where the segment does); workers decode the parts
+ * at once, each into a buffer of events, and the stream's own decoder hands
+ * the buffers out in order. A part ends as a window does at its cut (it
+ * takes in the PSB+ there, and leaves the branch pending before it to the
+ * next part), so the events are those of one pass, provided each part starts
+ * with the decoder state one pass has at its cut: what the tracer carries
+ * over a PSB (nothing), and what this decoder does (the branch pending, the
+ * time, the thread, the status values reported, the no-progress counts).
+ * A worker finds that state by decoding from the PSB before the cut first
+ * (the warm-up, its events dropped); the stream's decoder checks it against
+ * the state the part before ended with, and on any difference decodes the
+ * part again from that state (so does it for a segment after a gap, which
+ * no warm-up can reach).
+ */
+#define CHUNK_BYTES ((size_t)256 << 10)
+/* Smaller windows (--buffer) make smaller parts: at most this many windows each. */
+#define CHUNK_WINDOWS 4
+
+/* The decoder state that goes on over a cut. */
+struct carry {
+	uint64_t seen_cbr, seen_cr3, seen_vmcs;
+	uint64_t fail_off, last_off, np_total, np_anchor, np_power, np_lam;
+	uint64_t tsc, time, ctx_until, pend_from, pend_tsc, tx_abort_ip, last_ip;
+	size_t seg, win_next, sb_idx;
+	struct prec_aspace *as;
+	int state, fail_count, cpu, pid, tid, pend_class, mode;
+	bool next_splice, synced_seg, have_time, pend, tx_abort;
+};
+
+static void carry_get(const struct ipt *d, struct carry *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->seen_cbr = d->seen_cbr, c->seen_cr3 = d->seen_cr3, c->seen_vmcs = d->seen_vmcs;
+	c->fail_off = d->fail_off, c->last_off = d->last_off, c->np_total = d->np_total;
+	c->np_anchor = d->np_anchor, c->np_power = d->np_power, c->np_lam = d->np_lam;
+	c->tsc = d->tsc, c->time = d->time, c->ctx_until = d->ctx_until;
+	c->pend_from = d->pend_from, c->pend_tsc = d->pend_tsc;
+	c->tx_abort_ip = d->tx_abort_ip, c->last_ip = d->last_ip;
+	c->seg = d->seg, c->win_next = d->win_next, c->sb_idx = d->sb_idx, c->as = d->as;
+	c->state = (int)d->state, c->fail_count = d->fail_count;
+	c->cpu = d->cpu, c->pid = d->pid, c->tid = d->tid;
+	c->pend_class = (int)d->pend_class, c->mode = d->mode;
+	c->next_splice = d->next_splice, c->synced_seg = d->synced_seg;
+	c->have_time = d->have_time, c->pend = d->pend, c->tx_abort = d->tx_abort;
+}
+
+static void carry_put(struct ipt *d, const struct carry *c)
+{
+	d->seen_cbr = c->seen_cbr, d->seen_cr3 = c->seen_cr3, d->seen_vmcs = c->seen_vmcs;
+	d->fail_off = c->fail_off, d->last_off = c->last_off, d->np_total = c->np_total;
+	d->np_anchor = c->np_anchor, d->np_power = c->np_power, d->np_lam = c->np_lam;
+	d->tsc = c->tsc, d->time = c->time, d->ctx_until = c->ctx_until;
+	d->pend_from = c->pend_from, d->pend_tsc = c->pend_tsc;
+	d->tx_abort_ip = c->tx_abort_ip, d->last_ip = c->last_ip;
+	d->seg = c->seg, d->win_next = c->win_next, d->sb_idx = c->sb_idx, d->as = c->as;
+	d->state = (enum st)c->state, d->fail_count = c->fail_count;
+	d->cpu = c->cpu, d->pid = c->pid, d->tid = c->tid;
+	d->pend_class = (enum pt_insn_class)c->pend_class, d->mode = c->mode;
+	d->next_splice = c->next_splice, d->synced_seg = c->synced_seg;
+	d->have_time = c->have_time, d->pend = c->pend, d->tx_abort = c->tx_abort;
+}
+
+/* The same state, but for the no-progress count (a part counts its own). */
+static bool carry_same(const struct carry *a, const struct carry *b)
+{
+	struct carry x = *a, y = *b;
+
+	x.np_total = y.np_total = 0;
+	return !memcmp(&x, &y, sizeof(x));
+}
+
+/*
+ * A part's events, as bytes: a type byte, then for a block or branch its
+ * fields as variable-length deltas to what they most likely are (the
+ * branch's source is the block's end, the next block starts at its
+ * target); any other event whole in @full. A CEV_CTX record gives the
+ * header fields (time, tsc, cpu, pid, tid) of the events after it.
+ */
+enum { CEV_CTX = 200, CEV_FULL };
+
+/* The predictors both sides keep. */
+struct cev_pred {
+	uint64_t off, b;
+};
+
+static inline uint8_t *put_u(uint8_t *w, uint64_t v)
+{
+	while (v >= 0x80) {
+		*w++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*w++ = (uint8_t)v;
+	return w;
+}
+
+static inline uint8_t *put_s(uint8_t *w, uint64_t v, uint64_t pred)
+{
+	int64_t d = (int64_t)(v - pred);
+
+	return put_u(w, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+}
+
+static inline const uint8_t *get_u(const uint8_t *r, uint64_t *v)
+{
+	uint64_t x = 0;
+	unsigned sh = 0;
+
+	while (*r & 0x80) {
+		x |= (uint64_t)(*r++ & 0x7f) << sh;
+		sh += 7;
+	}
+	*v = x | (uint64_t)*r++ << sh;
+	return r;
+}
+
+static inline const uint8_t *get_s(const uint8_t *r, uint64_t *v, uint64_t pred)
+{
+	uint64_t z;
+
+	r = get_u(r, &z);
+	*v = pred + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
+	return r;
+}
+
+enum part_kind {
+	PART_FIRST,               /* a segment's start: start_segment() at seg */
+	PART_MID,                 /* from the cut at lo in segment seg */
+};
+
+struct part {
+	struct prec_job job;
+	struct ipt *d;            /* the stream's decoder */
+	enum part_kind kind;
+	size_t seg, lo, hi;       /* hi: the next cut, 0: the segment's end */
+	bool exact;               /* decoded from the state one pass has */
+	bool warm_ok;             /* the warm-up reached lo (MID, not exact) */
+	int err;
+	struct carry entry, exit;
+	uint8_t *buf;             /* the events (n bytes) */
+	size_t n, cap, pos;
+	struct cev_pred pred;
+	struct prec_tev *full;
+	size_t nfull, capfull;
+};
+
+#define PAR_MAX 64
+
+struct par {
+	struct prec_jobs *jobs;
+	size_t ahead;             /* parts decoded ahead of the one handed out */
+	struct part *ring[PAR_MAX];
+	size_t head, n;
+	struct part *cur_part;
+	struct carry cur;         /* the state one pass has where the next part starts */
+	/* the cutting: the next part's start */
+	size_t seg_begin;         /* a FIRST part's seg */
+	size_t pseg, pnext;       /* a MID part's segment and lo (pnext 0: none) */
+	bool planned_all;
+	size_t part_bytes;        /* the trace bytes between cuts */
+	uint64_t hdr[5];          /* the header fields of the last CEV_CTX handed out */
+	struct cev_pred pred;
+	struct prec_tev ev;       /* the event handed out */
+	/* the buffers of parts handed out, for the next parts (no new pages to fault in) */
+	struct part *spare[PAR_MAX + 2];
+	size_t nspare;
+};
+
+static int part_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	void *n;
+	size_t c = *cap ? *cap : 1024;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	n = realloc(*p, c * size);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+/* Appends event @e to @pt; @hdr: the header fields of the last CEV_CTX. */
+static int part_put(struct part *pt, const struct prec_tev *e, uint64_t *hdr)
+{
+	uint64_t h[5] = { e->time, e->tsc, (uint32_t)e->cpu, (uint32_t)e->pid,
+			  (uint32_t)e->tid };
+	struct cev_pred *pr = &pt->pred;
+	uint8_t *w;
+
+	if (part_grow((void **)&pt->buf, &pt->cap, pt->n + 128, 1))
+		return -ENOMEM;
+	w = pt->buf + pt->n;
+	if (memcmp(h, hdr, sizeof(h))) {
+		memcpy(hdr, h, sizeof(h));
+		*w++ = CEV_CTX;
+		for (int i = 0; i < 5; i++)
+			w = put_u(w, h[i]);
+	}
+	if (e->type == PREC_TEV_BLOCK) {
+		*w++ = PREC_TEV_BLOCK;
+		*w++ = e->u.block.mode;
+		w = put_s(w, e->offset, pr->off);
+		w = put_s(w, e->u.block.ip, pr->b);
+		w = put_s(w, e->u.block.end_ip, e->u.block.ip);
+		w = put_u(w, e->u.block.ninsn);
+		pr->b = e->u.block.end_ip;
+	} else if (e->type == PREC_TEV_BRANCH) {
+		*w++ = PREC_TEV_BRANCH;
+		*w++ = (uint8_t)e->u.branch.kind;
+		*w++ = e->u.branch.insn_len;
+		w = put_s(w, e->offset, pr->off);
+		w = put_s(w, e->u.branch.from, pr->b);
+		w = put_s(w, e->u.branch.to, e->u.branch.from);
+		w = put_u(w, e->u.branch.flags);
+		pr->b = e->u.branch.to;
+	} else {
+		if (part_grow((void **)&pt->full, &pt->capfull, pt->nfull + 1, sizeof(*pt->full)))
+			return -ENOMEM;
+		*w++ = CEV_FULL;
+		w = put_u(w, pt->nfull);
+		pt->full[pt->nfull++] = *e;
+	}
+	pr->off = e->offset;
+	pt->n = (size_t)(w - pt->buf);
+	return 0;
+}
+
+/* The next event of @pt into @e: 1, or 0 when none is left. */
+static int part_get(struct par *p, struct part *pt, struct prec_tev *e)
+{
+	const uint8_t *r = pt->buf + pt->pos;
+	struct cev_pred *pr = &p->pred;
+	uint64_t *h = p->hdr, v;
+
+	if (pt->pos >= pt->n)
+		return 0;
+	if (*r == CEV_CTX) {
+		r++;
+		for (int i = 0; i < 5; i++)
+			r = get_u(r, &h[i]);
+	}
+	if (*r == CEV_FULL) {
+		r = get_u(r + 1, &v);
+		*e = pt->full[v];
+		pr->off = e->offset;
+		pt->pos = (size_t)(r - pt->buf);
+		return 1;
+	}
+	memset(&e->u, 0, 32);
+	e->type = (enum prec_tev_type)*r++;
+	e->time = h[0], e->tsc = h[1];
+	e->cpu = (int32_t)(uint32_t)h[2], e->pid = (int32_t)(uint32_t)h[3];
+	e->tid = (int32_t)(uint32_t)h[4];
+	if (e->type == PREC_TEV_BLOCK) {
+		e->u.block.mode = *r++;
+		r = get_s(r, &e->offset, pr->off);
+		r = get_s(r, &e->u.block.ip, pr->b);
+		r = get_s(r, &e->u.block.end_ip, e->u.block.ip);
+		r = get_u(r, &v);
+		e->u.block.ninsn = (uint32_t)v;
+		pr->b = e->u.block.end_ip;
+	} else {
+		e->u.branch.kind = (enum prec_br_kind)*r++;
+		e->u.branch.insn_len = *r++;
+		r = get_s(r, &e->offset, pr->off);
+		r = get_s(r, &e->u.branch.from, pr->b);
+		r = get_s(r, &e->u.branch.to, e->u.branch.from);
+		r = get_u(r, &v);
+		e->u.branch.flags = (uint32_t)v;
+		pr->b = e->u.branch.to;
+	}
+	pr->off = e->offset;
+	pt->pos = (size_t)(r - pt->buf);
+	return 1;
+}
+
+static void part_clear(struct part *pt)
+{
+	memset(&pt->pred, 0, sizeof(pt->pred));
+	pt->n = pt->nfull = pt->pos = 0;
+	pt->err = 0;
+	pt->warm_ok = false;
+}
+
+static void part_free(struct part *pt)
+{
+	if (!pt)
+		return;
+	free(pt->buf);
+	free(pt->full);
+	free(pt);
+}
+static struct ipt *ipt_alloc(struct prec_session *s, const struct prec_stream *stream,
+			     const struct prec_decoder_opts *opts);
+static void ipt_close(void *priv);
+
+/* The data position of the last PSB in [@floor, @x), or @x when none (or on an error). */
+static size_t psb_before(struct ipt *d, size_t x, size_t floor)
+{
+	size_t step = PSB_SCAN, from, p, last;
+	int err = 0;
+
+	for (;;) {
+		from = x - floor > step ? x - step : floor;
+		last = x;
+		for (p = psb_find(d, from, x, x, &err); !err && p < x;
+		     p = psb_find(d, p + 1, x, x, &err))
+			last = p;
+		if (err || last < x || from == floor)
+			return err ? x : last;
+		step *= 2;
+	}
+}
+
+/*
+ * The warm-up of a MID part: from the PSB before its cut up to the cut,
+ * events dropped. Sets pt->warm_ok when it got there.
+ */
+static int part_warm(struct ipt *sub, struct part *pt)
+{
+	size_t w = psb_before(sub, pt->lo, sub->seg_start);
+	int err;
+
+	if (w >= pt->lo)
+		return 0;
+	sub->cut_hi = pt->lo;
+	sub->cut_end = psbplus_end(sub, pt->lo, sub->seg_end, &err);
+	if (err || !sub->cut_end)
+		return err;
+	err = start_window(sub, w);
+	while (!err && (sub->state == S_SYNC || sub->state == S_RUN ||
+			(sub->state == S_WIN && sub->win_next != pt->lo))) {
+		err = step(sub);
+		sub->q.head = sub->q.tail;
+	}
+	if (err)
+		return err;
+	pt->warm_ok = sub->state == S_WIN && sub->win_next == pt->lo;
+	return 0;
+}
+
+/* Whether the part being decoded by @sub is over (after at least one step). */
+static bool part_over(const struct ipt *sub)
+{
+	return sub->state == S_DONE || sub->state == S_SEG ||
+	       (sub->cut_hi && sub->state == S_WIN && sub->win_next == sub->cut_hi);
+}
+
+/* Sets @sub up for part @pt: from the state pt->entry when exact, else warm. */
+static int part_setup(struct ipt *sub, struct part *pt)
+{
+	size_t lo = 0, hi = 0;
+	int err = 0;
+
+	if (pt->seg < nr_segments(sub->st))
+		seg_bounds(sub->st, pt->seg, &lo, &hi);
+	if (pt->kind == PART_MID) {
+		if (pt->exact)
+			carry_put(sub, &pt->entry);
+		sub->seg = pt->seg + 1;
+		sub->seg_start = lo;
+		sub->seg_end = hi;
+		sub->seg_off = prec_stream_offset(sub->st, lo);
+		if (!pt->exact) {
+			err = part_warm(sub, pt);
+			if (err || !pt->warm_ok)
+				return err;
+			carry_get(sub, &pt->entry);
+			sub->np_total = 0;
+		}
+	} else if (pt->exact) {
+		carry_put(sub, &pt->entry);
+	}
+	sub->cut_hi = pt->hi;
+	sub->cut_end = 0;
+	if (pt->hi)
+		sub->cut_end = psbplus_end(sub, pt->hi, hi, &err);
+	return err;
+}
+
+/* Decodes part @pt (a worker's task, or the stream's decoder's own). */
+static void part_run(void *arg)
+{
+	struct part *pt = arg;
+	struct ipt *sub = ipt_alloc(pt->d->s, pt->d->st, &pt->d->opts);
+	uint64_t hdr[5];
+	int err;
+
+	if (!sub) {
+		pt->err = -ENOMEM;
+		return;
+	}
+	sub->sub = true;
+	memset(hdr, 0xff, sizeof(hdr));
+	err = part_setup(sub, pt);
+	if (!err && (pt->exact || pt->warm_ok)) {
+		do {
+			err = step(sub);
+			while (!err && prec_evq_len(&sub->q)) {
+				err = part_put(pt, &sub->q.ev[sub->q.head & (sub->q.cap - 1)], hdr);
+				sub->q.head++;
+			}
+			if (!err)
+				err = sub->q.err;
+		} while (!err && !part_over(sub));
+		carry_get(sub, &pt->exit);
+	}
+	pt->err = err;
+	ipt_close(sub);
+}
+
+/* The first PSB at or after @x in segment @seg whose PSB+ ends in it, or 0. */
+static size_t cut_at(struct ipt *d, size_t seg, size_t x)
+{
+	size_t lo, hi, p, far;
+	int err = 0;
+
+	seg_bounds(d->st, seg, &lo, &hi);
+	far = x + PSB_FAR;
+	for (p = psb_find(d, x, far, hi, &err); !err && p < hi && p < far;
+	     p = psb_find(d, p + 1, far, hi, &err))
+		if (psbplus_end(d, p, hi, &err))
+			return p;
+	return 0;
+}
+
+/* Plans the next part of the stream into @pt; false when there is none. */
+static bool plan_next(struct ipt *d, struct part *pt)
+{
+	struct par *p = d->par;
+	size_t n = nr_segments(d->st), s, lo = 0, hi = 0, first;
+	int err = 0;
+
+	if (p->pnext) {
+		pt->kind = PART_MID;
+		pt->seg = p->pseg;
+		pt->lo = p->pnext;
+		pt->hi = cut_at(d, p->pseg, p->pnext + p->part_bytes);
+		p->pnext = pt->hi;
+		return true;
+	}
+	if (p->planned_all)
+		return false;
+	for (s = p->seg_begin; s < n; s++) {
+		seg_bounds(d->st, s, &lo, &hi);
+		if (hi > lo)
+			break;
+	}
+	pt->kind = PART_FIRST;
+	pt->seg = s;
+	pt->lo = p->seg_begin;
+	pt->hi = 0;
+	p->seg_begin = s + 1;
+	if (s >= n) {
+		p->planned_all = true;
+		return true;
+	}
+	first = d->windowed ? psb_find(d, lo, hi, hi, &err) : lo;
+	if (!err && first < hi)
+		pt->hi = cut_at(d, s, first + p->part_bytes);
+	p->pseg = s;
+	p->pnext = pt->hi;
+	return true;
+}
+
+/* Plans and submits parts up to the lookahead. */
+static void par_fill(struct ipt *d)
+{
+	struct par *p = d->par;
+
+	while (p->n < p->ahead) {
+		struct part *pt = p->nspare ? p->spare[--p->nspare] : calloc(1, sizeof(*pt));
+
+		if (!pt)
+			return;
+		pt->exact = false;
+		pt->d = d;
+		pt->job.run = part_run;
+		pt->job.arg = pt;
+		if (!plan_next(d, pt)) {
+			p->spare[p->nspare++] = pt;
+			return;
+		}
+		/* The state a segment after the first starts with is known once the one before is done. */
+		if (pt->kind == PART_FIRST && pt->lo == 0) {
+			pt->exact = true;
+			pt->entry = p->cur;
+		}
+		if (pt->kind == PART_MID || pt->exact)
+			prec_jobs_submit(p->jobs, &pt->job);
+		p->ring[(p->head + p->n++) % PAR_MAX] = pt;
+	}
+}
+
+/*
+ * Part @pt's events are those of one pass from state p->cur: as decoded,
+ * or decoded again (or skipped, after the end of its segment's decode).
+ * Then p->cur is the state after it.
+ */
+static void par_settle(struct ipt *d, struct part *pt)
+{
+	struct par *p = d->par;
+	const struct carry *cur = &p->cur;
+
+	prec_jobs_wait(p->jobs, &pt->job);
+	if (pt->kind == PART_MID && (cur->state == S_SEG || cur->state == S_DONE)) {
+		part_clear(pt);
+		return;
+	}
+	if (!pt->exact && (pt->err || !pt->warm_ok || !carry_same(cur, &pt->entry) ||
+			   cur->np_total + pt->exit.np_total > d->np_budget)) {
+		part_clear(pt);
+		pt->exact = true;
+		pt->entry = *cur;
+		part_run(pt);
+	} else if (!pt->exact) {
+		pt->exit.np_total += cur->np_total;
+	}
+	p->cur = pt->exit;
+}
+
+/* Drops part @pt, keeping its buffers for a part to come. */
+static void part_done(struct par *p, struct part *pt)
+{
+	if (p->nspare < PREC_ARRAY_SIZE(p->spare)) {
+		part_clear(pt);
+		p->spare[p->nspare++] = pt;
+	} else {
+		part_free(pt);
+	}
+}
+
+/* The stream's next event from its parts: as prec_decoder_next_ref(). */
+static int par_next(struct ipt *d, const struct prec_tev **ev)
+{
+	struct par *p = d->par;
+	int err;
+
+	for (;;) {
+		struct part *pt = p->cur_part;
+
+		if (pt) {
+			if (part_get(p, pt, &p->ev)) {
+				*ev = &p->ev;
+				return 1;
+			}
+			err = pt->err;
+			part_done(p, pt);
+			p->cur_part = NULL;
+			if (err)
+				return err;
+		}
+		if (p->cur.state == S_DONE || d->state == S_DONE) {
+			d->state = S_DONE;
+			return 0;
+		}
+		par_fill(d);
+		if (!p->n) {
+			d->state = S_DONE;
+			return 0;
+		}
+		pt = p->ring[p->head];
+		p->head = (p->head + 1) % PAR_MAX;
+		p->n--;
+		par_settle(d, pt);
+		p->cur_part = pt;
+		memset(p->hdr, 0xff, sizeof(p->hdr));
+		memset(&p->pred, 0, sizeof(p->pred));
+	}
+}
+
+static void par_free(struct ipt *d)
+{
+	struct par *p = d->par;
+
+	if (!p)
+		return;
+	for (; p->n; p->n--, p->head = (p->head + 1) % PAR_MAX) {
+		prec_jobs_wait(p->jobs, &p->ring[p->head]->job);
+		part_free(p->ring[p->head]);
+	}
+	part_free(p->cur_part);
+	while (p->nspare)
+		part_free(p->spare[--p->nspare]);
+	prec_jobs_put(p->jobs);
+	free(p);
+	d->par = NULL;
+}
+
+/* A stream decoded in parts by @jobs workers. */
+static int par_init(struct ipt *d, int jobs)
+{
+	struct par *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->jobs = prec_jobs_get(jobs);
+	if (!p->jobs) {
+		free(p);
+		return 0;
+	}
+	p->ahead = PREC_MIN((size_t)jobs + 1, (size_t)PAR_MAX);
+	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
+	carry_get(d, &p->cur);
+	d->par = p;
+	return 0;
+}
+
 static int refill(void *priv)
 {
 	struct ipt *d = priv;
@@ -1202,18 +1882,27 @@ static int refill(void *priv)
 	return err ? err : 1;
 }
 
-static int ipt_next(void *priv, struct prec_tev *ev)
-{
-	struct ipt *d = priv;
-
-	return prec_evq_next(&d->q, ev, refill, d);
-}
-
 static int ipt_next_ref(void *priv, const struct prec_tev **ev)
 {
 	struct ipt *d = priv;
 
+	if (d->par)
+		return par_next(d, ev);
 	return prec_evq_next_ref(&d->q, ev, refill, d);
+}
+
+static int ipt_next(void *priv, struct prec_tev *ev)
+{
+	struct ipt *d = priv;
+	const struct prec_tev *e;
+	int r;
+
+	if (!d->par)
+		return prec_evq_next(&d->q, ev, refill, d);
+	r = par_next(d, &e);
+	if (r > 0)
+		*ev = *e;
+	return r;
 }
 
 static void ipt_close(void *priv)
@@ -1222,36 +1911,35 @@ static void ipt_close(void *priv)
 
 	if (!d)
 		return;
+	par_free(d);
 	if (d->dec)
 		pt_blk_free_decoder(d->dec);
 	if (d->cs_ok)
 		cs_close(&d->cs);
+	for (size_t i = 0; i < d->nr_imgs; i++)
+		pt_image_free(d->imgs[i].img);
+	free(d->imgs);
 	prec_evq_fini(&d->q);
 	prec_stream_reader_fini(&d->rd);
 	free(d->ic);
 	free(d);
 }
 
-static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
-		    const struct prec_decoder_opts *opts, void **priv)
+/* A decoder of @stream, set to start, or NULL (no memory). */
+static struct ipt *ipt_alloc(struct prec_session *s, const struct prec_stream *stream,
+			     const struct prec_decoder_opts *opts)
 {
 	const struct prec_machine *m = prec_session_machine(s);
-	struct ipt *d;
+	struct ipt *d = calloc(1, sizeof(*d));
 
-	*priv = NULL;
-	if (!prec_session_images(s) || !stream)
-		return -EINVAL;
-	if (m->vendor[0] && strcmp(m->vendor, "GenuineIntel"))
-		return -EOPNOTSUPP;
-	d = calloc(1, sizeof(*d));
 	if (!d)
-		return -ENOMEM;
+		return NULL;
 	d->ic = calloc((size_t)1 << ICACHE_FIRST, sizeof(*d->ic));
 	d->ic_bits = ICACHE_FIRST;
 	if (!d->ic || prec_evq_init(&d->q, QSIZE)) {
 		free(d->ic);
 		free(d);
-		return -ENOMEM;
+		return NULL;
 	}
 	d->s = s;
 	d->st = stream;
@@ -1292,6 +1980,32 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 		cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
 	d->state = S_SEG;
 	update_context(d, true);
+	return d;
+}
+
+static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
+		    const struct prec_decoder_opts *opts, void **priv)
+{
+	const struct prec_machine *m = prec_session_machine(s);
+	struct ipt *d;
+	int err = 0;
+
+	*priv = NULL;
+	if (!prec_session_images(s) || !stream)
+		return -EINVAL;
+	if (m->vendor[0] && strcmp(m->vendor, "GenuineIntel"))
+		return -EOPNOTSUPP;
+	d = ipt_alloc(s, stream, opts);
+	if (!d)
+		return -ENOMEM;
+	/* With workers about, no decoder uses the session's own images. */
+	d->sub = opts && opts->jobs > 1;
+	if (d->sub && stream->len > PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS))
+		err = par_init(d, opts->jobs);
+	if (err) {
+		ipt_close(d);
+		return err;
+	}
 	*priv = d;
 	return 0;
 }

@@ -1769,6 +1769,11 @@ int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FI
 		goto out;
 	}
 	dopts.window = o->window;
+	/*
+	 * --events prints blocks, and where libipt ends a block depends on its
+	 * block cache, which decoding in parts warms in another order: one pass.
+	 */
+	dopts.jobs = o->fmt == PREC_FMT_EVENTS ? 1 : o->jobs;
 	dopts.no_blocks = o->fmt == PREC_FMT_CALL_TRACE || o->fmt == PREC_FMT_CALL_RET_TRACE ||
 			  o->fmt == PREC_FMT_BRANCHES;
 	for (i = 0; i < n; i++) {

@@ -115,6 +115,8 @@ struct prec_output_opts {
 	bool no_plt;
 	size_t window;            /* decode window of streams held by reference
 				     (prec_decoder_opts.window); 0: the default */
+	int jobs;                 /* workers decoding parts of each stream at once
+				     (prec_decoder_opts.jobs); 0 or 1: none */
 	/*
 	 * Called now and then while streams are decoded (every 64Ki events),
 	 * with the stream bytes decoded so far and in all (lost bytes count

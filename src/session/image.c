@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The image store: per-process address spaces over time, exposed to libipt. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #ifndef PREC_NO_LIBIPT
@@ -39,6 +40,7 @@ struct prec_dso {
 	size_t disk_size;
 	struct prec_symtab *st;
 	bool st_tried;
+	bool resolved;            /* dso_resolve() done (read with acquire) */
 };
 
 struct prec_aspace {
@@ -236,8 +238,27 @@ static void dso_open_disk(struct prec_images *im, struct prec_dso *d)
 	close(fd);
 }
 
+/*
+ * What an object's code and symbols come from is found once, when first
+ * needed, by whichever thread needs it (ptdump -j decodes in several): under
+ * this lock, which also keeps the warnings it may give in one list.
+ */
+static pthread_mutex_t dso_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void dso_resolve_locked(struct prec_images *im, struct prec_dso *d);
+
 /* Finds where the bytes of @d come from (once): embedded, else the disk file. */
 static void dso_resolve(struct prec_images *im, struct prec_dso *d)
+{
+	if (__atomic_load_n(&d->resolved, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&dso_mu);
+	dso_resolve_locked(im, d);
+	__atomic_store_n(&d->resolved, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dso_mu);
+}
+
+static void dso_resolve_locked(struct prec_images *im, struct prec_dso *d)
 {
 	const char *root = prec_session_symfs(im->s);
 	size_t i, n = prec_session_nr_images(im->s);
@@ -291,13 +312,27 @@ static void dso_resolve(struct prec_images *im, struct prec_dso *d)
 	}
 }
 
+static struct prec_symtab *dso_symtab_locked(struct prec_images *im, struct prec_dso *d);
+
 static struct prec_symtab *dso_symtab(struct prec_images *im, struct prec_dso *d)
+{
+	struct prec_symtab *st;
+
+	if (__atomic_load_n(&d->st_tried, __ATOMIC_ACQUIRE))
+		return d->st;
+	pthread_mutex_lock(&dso_mu);
+	st = dso_symtab_locked(im, d);
+	__atomic_store_n(&d->st_tried, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dso_mu);
+	return st;
+}
+
+static struct prec_symtab *dso_symtab_locked(struct prec_images *im, struct prec_dso *d)
 {
 	size_t i;
 
 	if (d->st_tried)
 		return d->st;
-	d->st_tried = true;
 	if (d->kernel) {
 		size_t len;
 		const char *t = prec_session_kallsyms(im->s, &len);
@@ -306,7 +341,10 @@ static struct prec_symtab *dso_symtab(struct prec_images *im, struct prec_dso *d
 			prec_symtab_from_kallsyms(t, len, &d->st);
 		return d->st;
 	}
-	dso_resolve(im, d);
+	if (!d->resolved) {
+		dso_resolve_locked(im, d);
+		__atomic_store_n(&d->resolved, true, __ATOMIC_RELEASE);
+	}
 	/*
 	 * Symbols come from the file (embedded images hold code segments only),
 	 * or for a stripped one from its debug file under the symfs root or its

@@ -61,6 +61,8 @@ t_match "loop: $n trace bytes, many 4K windows" '^[0-9]{6,}$' "$n"
 # 2. A trace larger than the address space allowed: whole streams cannot be
 #    held, windows decode it to the same output as the unlimited run.
 rec big 'intel_pt/noretcomp/' "$PROGS/loop" 1500
+# -j1 in these runs: decoding in parts holds parts decoded ahead and a stack
+# per worker thread (ptdump(1), RESOURCES).
 # 36 MiB of address space: ptdump's code, libraries, code images and symbol
 # tables take about 30 (under 32 MiB libc's symbols no longer load).
 limit=36864
@@ -81,13 +83,13 @@ else
 	t_fail "big: a trace larger than the limit" "$bytes bytes"
 fi
 "$PTDUMP" --call-trace --buffer 0 big.data 2>free.err | cksum >free.sum
-(vlimit; "$PTDUMP" --call-trace big.data 2>lim.err | cksum >lim.sum; echo "${PIPESTATUS[0]}" >lim.rc)
+(vlimit; "$PTDUMP" -j1 --call-trace big.data 2>lim.err | cksum >lim.sum; echo "${PIPESTATUS[0]}" >lim.rc)
 t_eq "big: decodes $under" 0 "$(cat lim.rc)"
 t_eq "big: the same call trace as without a limit ($(cat free.sum))" "$(cat free.sum)" "$(cat lim.sum)"
 if [ "${SANITIZE:-}" = 1 ]; then
 	t_skip "big: whole streams do not fit the limit" "no address-space limit in a sanitizer build"
 else
-	(vlimit; "$PTDUMP" --stats --buffer 0 big.data >/dev/null 2>whole.err; echo $? >whole.rc)
+	(vlimit; "$PTDUMP" -j1 --stats --buffer 0 big.data >/dev/null 2>whole.err; echo $? >whole.rc)
 	t_eq "big: whole streams do not fit the limit (the limit bites)" 1 "$(cat whole.rc)"
 fi
 
@@ -100,7 +102,7 @@ else
 	"$PTDUMP" --call-trace calls.data >tfree.out 2>/dev/null
 	bare=
 	for l in 36000 33000 31000 30000 29000 28000 27000 26000 25000 24000; do
-		(ulimit -v $l; "$PTDUMP" --call-trace calls.data >tl.out 2>tl.err; echo $? >tl.rc)
+		(ulimit -v $l; "$PTDUMP" -j1 --call-trace calls.data >tl.out 2>tl.err; echo $? >tl.rc)
 		[ "$(cat tl.rc)" = 0 ] || continue
 		if grep -q 'libc\.so\.6+0x' tl.out && ! grep -q 'libc\.so\.6+0x' tfree.out; then
 			bare=$l
@@ -123,7 +125,7 @@ t_eq "calls: ptdump - on a pipe = the file ($(wc -l <file.out) lines)" "$(cksum 
 "$PTDUMP" --call-trace - <calls.data >redir.out 2>&1
 t_eq "calls: ptdump - < file = the file" "$(cksum <file.out)" "$(cksum <redir.out)"
 "$PTDUMP" --stats big.data 2>&1 | sed 1,/^stream/d >bigfile.out
-(vlimit; cat big.data | "$PTDUMP" --stats - 2>&1 | sed 1,/^stream/d >bigpipe.out)
+(vlimit; cat big.data | "$PTDUMP" -j1 --stats - 2>&1 | sed 1,/^stream/d >bigpipe.out)
 t_eq "big: ptdump - on a pipe $under = the file" "$(cksum <bigfile.out)" "$(cksum <bigpipe.out)"
 "$PTDUMP" -q --to-perf-data calls.perf calls.data
 "$PTDUMP" --call-trace calls.perf >pf.out 2>/dev/null

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Parallel decoding (ptdump(1), -j): every view that decodes writes the same
+# bytes, standard output and standard error, with -j4 as with -j1 (one
+# pass, no threads), on clean, damaged and cut recordings, with parts as
+# small as --buffer 4K makes them (16 KiB of trace: many parts, each cut
+# at a PSB) and with the default parts, on ptrec files and on the same
+# trace exported as perf.data (streams in memory). -j4 does start worker
+# threads, and -j1 none. (--events decodes in one pass whatever -j says:
+# the blocks it prints end where libipt's block cache ends them.)
+. "$(dirname "$0")/src/paths.sh"
+model_suite parallel "$PROGS/loop" || { t_done; exit; }
+
+rec() { # rec NAME SPEC PROG ARGS... (RECOPTS: more record options)
+	local name=$1 spec=$2
+	shift 2
+	"$PTREC" record --emulate ${RECOPTS:-} -o "$name.data" -e "$spec" -- "$@" >/dev/null 2>"$name.rec.err" ||
+		t_fail "record $name" "$(cat "$name.rec.err")"
+}
+
+rec calls 'intel_pt//' "$PROGS/calls"
+rec threads 'intel_pt/noretcomp/' "$PROGS/threads"
+rec signals 'intel_pt//' "$PROGS/signals"
+# Return compression over many parts: a compressed return whose call lies
+# in the part before.
+rec loopret 'intel_pt//' "$PROGS/loop" 40
+# A 64 KiB AUX area: many AUX chunks, and gaps where it filled.
+RECOPTS='-m 256K,64K' rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
+
+# Damaged copies: a payload byte of an AUX chunk flipped in the middle of
+# each of several chunks (gaps), trace bytes flipped inside a chunk that
+# is stored as is (decode errors mid-part), and the file cut inside its
+# last AUX chunk.
+python3 - loop.data loopret.data <<'PY'
+import struct, sys
+def chunks(src):
+    pos, aux = 32, []
+    while pos + 40 <= len(src):
+        magic, typ, flags, raw, stored = struct.unpack_from('<IHHII', src, pos)
+        if typ == 5:
+            aux.append((pos, stored, raw))
+        pos += 40 + (stored + 7) // 8 * 8
+    return aux
+src = open(sys.argv[1], 'rb').read()
+aux = chunks(src)
+d = bytearray(src)
+for p, st, raw in aux[1::3]:
+    d[p + 40 + st // 2] ^= 0xff
+open('damaged.data', 'wb').write(d)
+p, st, raw = aux[-1]
+open('cut.data', 'wb').write(src[:p + 40 + st // 3])
+PY
+for f in calls loopret; do
+	"$PTDUMP" --to-perf-data $f.perf $f.data >/dev/null 2>&1 ||
+		t_fail "$f: --to-perf-data"
+done
+
+views=(--call-trace --call-ret-trace --insn-trace --branches --stats --events
+	"--format=json --call-trace" "--format=json --branches" "--format=json --stats"
+	--report --windows --folded "--call-trace --durations" "--call-trace --no-plt")
+for f in calls threads signals loopret loop damaged cut calls.perf loopret.perf; do
+	in=$f.data
+	case $f in *.perf) in=$f ;; esac
+	[ -e "$in" ] || continue
+	for buf in 4K 2M; do
+		for v in "${views[@]}"; do
+			# shellcheck disable=SC2086
+			a=$("$PTDUMP" -j1 $v --buffer $buf "$in" 2>j1.err | cksum)
+			# shellcheck disable=SC2086
+			b=$("$PTDUMP" -j4 $v --buffer $buf "$in" 2>j4.err | cksum)
+			if [ "$a" = "$b" ] && cmp -s j1.err j4.err; then
+				t_pass "$f $v --buffer $buf: -j4 = -j1 (${a#* } bytes)"
+			else
+				t_fail "$f $v --buffer $buf: -j4 = -j1" "$a / $b
+$(diff j1.err j4.err | head -5)"
+			fi
+		done
+	done
+done
+
+# The files above are big enough to be cut: loop's stream spans many parts.
+n=$("$PTDUMP" --stats loopret.data | sed -n 's/^total: [0-9]* streams, \([0-9]*\) bytes/\1/p')
+t_match "loopret: $n trace bytes, many 16 KiB parts" '^[0-9]{6,}$' "$n"
+n=$("$PTDUMP" --stats damaged.data | sed -n 's/^gaps: \([0-9]*\) .*/\1/p')
+t_match "damaged: $n gaps" '^[1-9][0-9]*$' "$n"
+
+# Worker threads: -j4 starts some, -j1 none (both decode the same parts).
+if command -v strace >/dev/null; then
+	for j in 1 4; do
+		strace -f -qq -e trace=clone,clone3 -o clone.$j "$PTDUMP" -j$j --stats \
+			--buffer 4K loopret.data >/dev/null 2>&1
+	done
+	t_eq "-j1 starts no thread" 0 "$(grep -c CLONE_THREAD clone.1)"
+	t_match "-j4 starts 4 worker threads" '^[4-9]$' "$(grep -c CLONE_THREAD clone.4)"
+else
+	t_skip "worker threads" "strace is not installed"
+fi
+
+# -j's argument.
+"$PTDUMP" -j0 --stats calls.data >/dev/null 2>j0.err
+t_eq "-j0: usage error" 2 $?
+t_match "-j0: says what -j takes" 'number of threads from 1 to 256' "$(cat j0.err)"
+"$PTDUMP" --jobs=x --stats calls.data >/dev/null 2>jx.err
+t_eq "--jobs=x: usage error" 2 $?
+t_done
