@@ -95,8 +95,8 @@ static void usage(FILE *f)
 "      --buildid-dir DIR   perf's build-id cache for perf.data input (default ~/.debug)\n"
 "      --buffer SIZE       trace bytes each stream holds in memory while it is decoded\n"
 "                          (default 2M; 0: whole streams)\n"
-"  -j, --jobs N            decode with N threads (default: the online CPUs; 1: one\n"
-"                          pass, no threads); the output is the same\n"
+"  -j, --jobs N            decode with N threads (default 1: one pass, no threads);\n"
+"                          the output is the same\n"
 "      --progress          a progress line on standard error, terminal or not\n"
 "      --no-progress       none (default: one on a terminal for decodes over a second)\n"
 "      --follow            a recording still being written: wait until ptrec ends it,\n"
@@ -1026,7 +1026,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	prec_output_opts_init(&a->oo);
 	prec_import_opts_init(&a->io);
 	a->io.aux_by_ref = true;
-	a->oo.jobs = prec_jobs_online_cpus();
+	a->oo.jobs = 1; /* parts do not pay for themselves yet: ptdump(1), PARALLEL DECODING */
 	while ((c = getopt_long(argc, argv, "i:j:qvVh", opts, NULL)) != -1) {
 		/* The option as written: argv[optind - 1], or the one before with its argument. */
 		const char *opt = argv[optind - 1];

@@ -158,10 +158,3 @@ void prec_jobs_wait(struct prec_jobs *j, struct prec_job *t)
 		t->run(t->arg);
 	t->submitted = false;
 }
-
-int prec_jobs_online_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > JOBS_MAX ? JOBS_MAX : (int)n;
-}

@@ -37,7 +37,4 @@ void prec_jobs_submit(struct prec_jobs *j, struct prec_job *t);
  */
 void prec_jobs_wait(struct prec_jobs *j, struct prec_job *t);
 
-/* The number of online CPUs (at least 1): -j's default. */
-int prec_jobs_online_cpus(void);
-
 #endif
