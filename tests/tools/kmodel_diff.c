@@ -1452,8 +1452,10 @@ static int compare_ring(struct side *ks, struct side *ms, const struct kcase *c,
 			printf("#   ring of %d.mmap not compared: %s\n", j, no);
 		return 0;
 	}
-	qsort(kl->r, (size_t)kl->n, sizeof(*kl->r), rec_cmp);
-	qsort(ml->r, (size_t)ml->n, sizeof(*ml->r), rec_cmp);
+	if (kl->n > 1) /* an empty list has no array: qsort() takes none */
+		qsort(kl->r, (size_t)kl->n, sizeof(*kl->r), rec_cmp);
+	if (ml->n > 1)
+		qsort(ml->r, (size_t)ml->n, sizeof(*ml->r), rec_cmp);
 	for (i = 0; i < kl->n || i < ml->n; i++) {
 		const struct rec *k = i < kl->n ? &kl->r[i] : NULL, *m = i < ml->n ? &ml->r[i] : NULL;
 
