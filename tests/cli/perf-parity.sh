@@ -286,9 +286,12 @@ pu=$("$PTDUMP" --sideband throttle.ptrec 2>/dev/null | grep -c ' UNTHROTTLE')
 t_match "low sample rate: perf writes THROTTLE records ($ft)" '^[1-9]' "$ft"
 t_match "low sample rate: ptrec writes THROTTLE records ($pt)" '^[1-9]' "$pt"
 # One throttle a tick while the workload runs: the counts depend on the run's
-# length, so both are held to one throttle per unthrottle.
-t_eq "low sample rate: perf's throttles and unthrottles pair up" 1 "$(( ft - fu <= 1 && fu - ft <= 1 ))"
-t_eq "low sample rate: ptrec's throttles and unthrottles pair up ($pt/$pu)" 1 "$(( pt - pu <= 1 && pu - pt <= 1 ))"
+# length, so both are held to one throttle per unthrottle, but for the events
+# that are still throttled when the workload ends (one per CPU at most: the
+# event is opened on each CPU; one run under the sanitizers ended 307/305).
+nc=$(nproc)
+t_eq "low sample rate: perf's throttles and unthrottles pair up ($ft/$fu)" 1 "$(( ft >= fu && ft - fu <= nc ))"
+t_eq "low sample rate: ptrec's throttles and unthrottles pair up ($pt/$pu)" 1 "$(( pt >= pu && pt - pu <= nc ))"
 
 # 27-31: refusals: both refuse, non-zero.
 refuse() { # NAME PTREC_ARGS... -- PERF_ARGS... -- [WORKLOAD...]
