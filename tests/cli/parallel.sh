@@ -10,21 +10,14 @@
 . "$(dirname "$0")/src/paths.sh"
 model_suite parallel "$PROGS/loop" || { t_done; exit; }
 
-rec() { # rec NAME SPEC PROG ARGS... (RECOPTS: more record options)
-	local name=$1 spec=$2
-	shift 2
-	"$PTREC" record --emulate ${RECOPTS:-} -o "$name.data" -e "$spec" -- "$@" >/dev/null 2>"$name.rec.err" ||
-		t_fail "record $name" "$(cat "$name.rec.err")"
-}
-
-rec calls 'intel_pt//' "$PROGS/calls"
-rec threads 'intel_pt/noretcomp/' "$PROGS/threads"
-rec signals 'intel_pt//' "$PROGS/signals"
+emu_rec calls 'intel_pt//' "$PROGS/calls"
+emu_rec threads 'intel_pt/noretcomp/' "$PROGS/threads"
+emu_rec signals 'intel_pt//' "$PROGS/signals"
 # Return compression over many parts: a compressed return whose call lies
 # in the part before.
-rec loopret 'intel_pt//' "$PROGS/loop" 40
+emu_rec loopret 'intel_pt//' "$PROGS/loop" 40
 # A 64 KiB AUX area: many AUX chunks, and gaps where it filled.
-RECOPTS='-m 256K,64K' rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
+RECOPTS='-m 256K,64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
 
 # Damaged copies: a payload byte of an AUX chunk flipped in the middle of
 # each of several chunks (gaps), trace bytes flipped inside a chunk that

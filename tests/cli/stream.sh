@@ -9,18 +9,11 @@
 cd "$T_TMP" || exit 1
 command -v qemu-x86_64 >/dev/null || { t_skip "stream" "qemu-x86_64 not found"; t_done; exit; }
 
-rec() { # rec NAME SPEC PROG ARGS... (RECOPTS: more record options)
-	local name=$1 spec=$2
-	shift 2
-	"$PTREC" record --emulate ${RECOPTS:-} -o "$name.data" -e "$spec" -- "$@" >/dev/null 2>"$name.rec.err" ||
-		t_fail "record $name" "$(cat "$name.rec.err")"
-}
-
-rec calls 'intel_pt//' "$PROGS/calls"
-rec threads 'intel_pt/noretcomp/' "$PROGS/threads"
-rec signals 'intel_pt//' "$PROGS/signals"
+emu_rec calls 'intel_pt//' "$PROGS/calls"
+emu_rec threads 'intel_pt/noretcomp/' "$PROGS/threads"
+emu_rec signals 'intel_pt//' "$PROGS/signals"
 # A 64 KiB AUX area: many AUX chunks, and gaps where it filled.
-RECOPTS='-m 256K,64K' rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
+RECOPTS='-m 256K,64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
 
 # Damaged copies of loop.data: a payload byte of its second AUX chunk
 # flipped (a gap), and the file cut inside its last AUX chunk.
@@ -60,7 +53,7 @@ t_match "loop: $n trace bytes, many 4K windows" '^[0-9]{6,}$' "$n"
 
 # 2. A trace larger than the address space allowed: whole streams cannot be
 #    held, windows decode it to the same output as the unlimited run.
-rec big 'intel_pt/noretcomp/' "$PROGS/loop" 1500
+emu_rec big 'intel_pt/noretcomp/' "$PROGS/loop" 1500
 # -j1 in these runs: decoding in parts holds parts decoded ahead and a stack
 # per worker thread (ptdump(1), RESOURCES).
 # 36 MiB of address space: ptdump's code, libraries, code images and symbol

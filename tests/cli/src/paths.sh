@@ -33,3 +33,12 @@ model_suite() {
 	done
 	cd "$T_TMP" || return 1
 }
+
+# emu_rec NAME SPEC PROG ARGS...: records PROG with the software tracer and the
+# event SPEC into NAME.data (RECOPTS: more record options); a failure says why.
+emu_rec() {
+	local name=$1 spec=$2
+	shift 2
+	"$PTREC" record --emulate ${RECOPTS:-} -o "$name.data" -e "$spec" -- "$@" >/dev/null 2>"$name.rec.err" ||
+		t_fail "record $name" "$(cat "$name.rec.err")"
+}
