@@ -593,41 +593,38 @@ static int add_decoder(struct csd *d, const struct prec_cs_source *src, uint8_t 
 	struct cs_ctx *c;
 	ocsd_err_t oe;
 
-	if (src->proto == PREC_CS_ETE) {
-		ocsd_ete_cfg cfg = {
-			.reg_idr0 = src->idr0,
-			.reg_idr1 = src->idr1 ? src->idr1 : DEFAULT_IDR1,
-			.reg_idr2 = src->idr2,
-			.reg_idr8 = src->idr8,
-			.reg_devarch = src->devarch ? src->devarch : DEFAULT_DEVARCH,
-			.reg_configr = src->configr,
-			.reg_traceidr = id,
-			.arch_ver = arch_of(src),
-			.core_prof = profile_CortexA,
-		};
+	/*
+	 * ETE goes to OpenCSD's ETMv4 decoder, which is what its ETE decoder is:
+	 * ETEConfig::copyV4() hands TrcPktProcEtmV4I and TrcPktDecodeEtmV4I an
+	 * ETMv4 configuration whose version is TRCDEVARCH's (ARCHVER [15:12],
+	 * REVISION [19:16]) and whose TRCIDR9-13 are zero. Given that version
+	 * in TRCIDR1's TRCARCHMAJ/TRCARCHMIN, the ETMv4 decoder is the same
+	 * decoder, with the one thing OpenCSD 1.3's C API gives only to
+	 * ETMv4: a packet monitor, so the guard (coresight_guard.h) stands in
+	 * front of ETE trace too.
+	 */
+	uint32_t devarch = src->devarch ? src->devarch : DEFAULT_DEVARCH;
+	uint32_t idr1 = src->idr1 ? src->idr1 : DEFAULT_IDR1;
+	bool ete = src->proto == PREC_CS_ETE;
+	ocsd_etmv4_cfg cfg = {
+		.reg_idr0 = src->idr0,
+		.reg_idr1 = ete ? (idr1 & ~0xff0u) | ((devarch >> 12) & 0xf) << 8 |
+				  ((devarch >> 16) & 0xf) << 4 : idr1,
+		.reg_idr2 = src->idr2,
+		.reg_idr8 = src->idr8,
+		.reg_idr9 = ete ? 0 : src->idr9,
+		.reg_idr10 = ete ? 0 : src->idr10,
+		.reg_idr11 = ete ? 0 : src->idr11,
+		.reg_idr12 = ete ? 0 : src->idr12,
+		.reg_idr13 = ete ? 0 : src->idr13,
+		.reg_configr = src->configr,
+		.reg_traceidr = id,
+		.arch_ver = arch_of(src),
+		.core_prof = profile_CortexA,
+	};
 
-		oe = ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_ETE, OCSD_CREATE_FLG_FULL_DECODER,
-					    &cfg, &csid);
-	} else {
-		ocsd_etmv4_cfg cfg = {
-			.reg_idr0 = src->idr0,
-			.reg_idr1 = src->idr1 ? src->idr1 : DEFAULT_IDR1,
-			.reg_idr2 = src->idr2,
-			.reg_idr8 = src->idr8,
-			.reg_idr9 = src->idr9,
-			.reg_idr10 = src->idr10,
-			.reg_idr11 = src->idr11,
-			.reg_idr12 = src->idr12,
-			.reg_idr13 = src->idr13,
-			.reg_configr = src->configr,
-			.reg_traceidr = id,
-			.arch_ver = arch_of(src),
-			.core_prof = profile_CortexA,
-		};
-
-		oe = ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_ETMV4I,
-					    OCSD_CREATE_FLG_FULL_DECODER, &cfg, &csid);
-	}
+	oe = ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_ETMV4I, OCSD_CREATE_FLG_FULL_DECODER,
+				    &cfg, &csid);
 	if (oe != OCSD_OK) {
 		char buf[64];
 
@@ -637,10 +634,6 @@ static int add_decoder(struct csd *d, const struct prec_cs_source *src, uint8_t 
 		return -PREC_E_DECODE;
 	}
 	c = &d->ctx[csid & (NIDS - 1)];
-	/*
-	 * OpenCSD 1.3's C API has a packet monitor for ETMv4 but not for ETE:
-	 * ETE trace goes to its decoder unguarded.
-	 */
 	ocsd_dt_attach_packet_callback(d->tree, csid, OCSD_C_API_CB_PKT_MON, (void *)pkt_mon, c);
 	prec_cs_guard_reset(&c->guard, src->idr8);
 	c->d = d;

@@ -2,8 +2,9 @@
 /*
  * Fuzz target: CoreSight trace bytes through OpenCSD. The input is the raw
  * (TRBE-style, unformatted) ETMv4 packet stream of one trace unit on CPU 0,
- * or, when its first byte is odd, formatter frames; the unit's registers are
- * fixed (those of the CoreSight software tracer). No code image: OpenCSD's
+ * or, when its first byte is odd, formatter frames; with bit 1 of the first
+ * byte set, the unit is an ETE (TRCDEVARCH 0x47705a13) instead. The unit's
+ * other registers are fixed (those of the CoreSight software tracer). No code image: OpenCSD's
  * packet and element decoders are the target, every view runs on top.
  */
 #include <stdint.h>
@@ -27,6 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	src.format = data[0] & 1 ? PREC_CS_FMT_FRAMED : PREC_CS_FMT_RAW;
+	if (data[0] & 2) {
+		src.proto = PREC_CS_ETE;
+		src.devarch = 0x47705a13;
+	}
 	s = prec_session_new();
 	m = prec_cs_meta_new();
 	if (!s || !m || prec_cs_meta_add(m, &src))
