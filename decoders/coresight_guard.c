@@ -301,9 +301,14 @@ const char *prec_cs_guard_packet(struct prec_cs_guard *g, const ocsd_etmv4_i_pkt
 		/*
 		 * The packet reaches the decoder as a bad sequence. Whether it
 		 * then waits for a sync is its NO_SYNC element's to say: until
-		 * then every speculation packet is named.
+		 * then every speculation packet is named. The decoder has seen
+		 * a bad sequence, not this packet: a NO_SYNC after a named
+		 * A-sync leaves it waiting for another A-sync (a fuzz input
+		 * crashed OpenCSD when the guard took that one as the sync and
+		 * missed the next trace info's speculation depth).
 		 */
 		g->lost = true;
+		g->last = ETM4_PKT_I_BAD_SEQUENCE;
 	}
 	return why;
 }

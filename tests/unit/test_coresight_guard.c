@@ -43,6 +43,7 @@ static int named_nosync(const struct gp *ps, uint32_t max_spec, int nosync_at, i
 		p.atom.En_bits = 1;
 		p.cancel_elements = ps[i].n;
 		p.commit_elements = ps[i].n;
+		p.curr_spec_depth = ps[i].n;
 		w = prec_cs_guard_packet(&g, &p);
 		if (w && k < max) {
 			if (!k)
@@ -148,9 +149,27 @@ static void resync(void)
 		{ ETM4_PKT_I_TRACE_INFO, 0 }, { ETM4_PKT_I_TRACE_ON, 0 }, ADDR,
 		{ ETM4_PKT_I_EXCEPT, 0 }, { ETM4_PKT_I_COMMIT, 1 }, END,
 	};
+	/*
+	 * A trace info with 125 elements in speculation and MAXSPEC 0: the
+	 * exception must commit at once, without its address, so it is named,
+	 * and so is the A-sync whose auto-commit would reach it. The decoder
+	 * saw no A-sync then: after its NO_SYNC it skips the trace info that
+	 * follows and syncs at the next A-sync, whose trace info sets the
+	 * depth again (the fuzz input crashed OpenCSD there).
+	 */
+	static const struct gp async_named[] = {
+		{ ETM4_PKT_I_ASYNC, 0 }, { ETM4_PKT_I_TRACE_INFO, 125 }, { ETM4_PKT_I_EXCEPT, 0 },
+		{ ETM4_PKT_I_ASYNC, 0 }, { ETM4_PKT_I_TRACE_INFO, 0 },
+		{ ETM4_PKT_I_ASYNC, 0 }, { ETM4_PKT_I_TRACE_INFO, 122 }, { ETM4_PKT_I_EXCEPT, 0 }, END,
+	};
 	const char *why;
 	int idx[4];
 
+	T_EQ_INT(named_nosync(async_named, 0, 3, idx, 4, &why), 3);
+	T_EQ_INT(idx[0], 2);
+	T_EQ_INT(idx[1], 3);
+	T_EQ_INT(idx[2], 7);
+	T_CONTAINS(why, "without its address");
 	/* no NO_SYNC: the decoder went on, so every speculation packet is named */
 	T_EQ_INT(named(ps, 0, idx, 4, &why), 3);
 	T_EQ_INT(idx[0], 6);
