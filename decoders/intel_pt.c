@@ -18,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "decoders/decoder.h"
 #include "decoders/evqueue.h"
 #include "decoders/jobs.h"
+#include "decoders/shard.h"
 #include "session/image.h"
 #include "session/session.h"
 
@@ -1332,6 +1334,49 @@ static bool carry_same(const struct carry *a, const struct carry *b)
 }
 
 /*
+ * @c as the words of a part file (shard.h): its address space by the id
+ * that names the same space in another process's store of the same trace.
+ * False when the space has none (no part file can carry the state then).
+ */
+static bool carry_pack(const struct ipt *d, const struct carry *c, uint64_t *w)
+{
+	const uint64_t v[PREC_CARRY_WORDS] = {
+		c->seen_cbr, c->seen_cr3, c->seen_vmcs, c->fail_off, c->last_off, c->np_total,
+		c->np_anchor, c->np_power, c->np_lam, c->tsc, c->time, c->ctx_until,
+		c->pend_from, c->pend_tsc, c->tx_abort_ip, c->last_ip, c->seg, c->win_next,
+		c->sb_idx, prec_images_aspace_id(d->im, c->as), (uint64_t)(int64_t)c->state,
+		(uint64_t)(int64_t)c->fail_count, (uint64_t)(int64_t)c->cpu,
+		(uint64_t)(int64_t)c->pid, (uint64_t)(int64_t)c->tid,
+		(uint64_t)(int64_t)c->pend_class, (uint64_t)(int64_t)c->mode, c->next_splice,
+		c->synced_seg, c->have_time, c->pend, c->tx_abort,
+	};
+
+	memcpy(w, v, sizeof(v));
+	return v[19] != UINT64_MAX;
+}
+
+/* The way back; false when the words name no address space of this trace. */
+static bool carry_unpack(const struct ipt *d, const uint64_t *w, struct carry *c)
+{
+	bool ok;
+
+	memset(c, 0, sizeof(*c));
+	c->seen_cbr = w[0], c->seen_cr3 = w[1], c->seen_vmcs = w[2];
+	c->fail_off = w[3], c->last_off = w[4], c->np_total = w[5];
+	c->np_anchor = w[6], c->np_power = w[7], c->np_lam = w[8];
+	c->tsc = w[9], c->time = w[10], c->ctx_until = w[11];
+	c->pend_from = w[12], c->pend_tsc = w[13], c->tx_abort_ip = w[14], c->last_ip = w[15];
+	c->seg = (size_t)w[16], c->win_next = (size_t)w[17], c->sb_idx = (size_t)w[18];
+	c->as = prec_images_aspace_by_id(d->im, w[19], &ok);
+	c->state = (int)(int64_t)w[20], c->fail_count = (int)(int64_t)w[21];
+	c->cpu = (int)(int64_t)w[22], c->pid = (int)(int64_t)w[23], c->tid = (int)(int64_t)w[24];
+	c->pend_class = (int)(int64_t)w[25], c->mode = (int)(int64_t)w[26];
+	c->next_splice = w[27], c->synced_seg = w[28], c->have_time = w[29];
+	c->pend = w[30], c->tx_abort = w[31];
+	return ok;
+}
+
+/*
  * A part's events, as bytes: a type byte, then for a block or branch its
  * fields as variable-length deltas to what they most likely are (the
  * branch's source is the block's end, the next block starts at its
@@ -1393,6 +1438,7 @@ struct part {
 	struct prec_job job;
 	struct ipt *d;            /* the stream's decoder */
 	enum part_kind kind;
+	uint32_t index;           /* in the stream's plan (part files name it) */
 	size_t seg, lo, hi;       /* hi: the next cut, 0: the segment's end */
 	bool exact;               /* decoded from the state one pass has */
 	bool warm_ok;             /* the warm-up reached lo (MID, not exact) */
@@ -1425,6 +1471,9 @@ struct par {
 	/* the buffers of parts handed out, for the next parts (no new pages to fault in) */
 	struct part *spare[PAR_MAX + 2];
 	size_t nspare;
+	/* --merge: the parts of the shards, this stream's number, the next part's */
+	struct prec_shards *shards;
+	uint32_t stream, index;
 };
 
 static int part_grow(void **p, size_t *cap, size_t need, size_t size)
@@ -1728,6 +1777,32 @@ static bool plan_next(struct ipt *d, struct part *pt)
 	return true;
 }
 
+/*
+ * --merge: part @pt as a shard decoded it, when one did (the same cut) and
+ * from a state this process can name; par_settle() takes it only if that
+ * state is the one the part before ended with, and decodes it otherwise.
+ */
+static void part_load(struct ipt *d, struct part *pt)
+{
+	const struct prec_shard_part *r = prec_shards_find(d->par->shards, d->par->stream,
+							   pt->index);
+
+	pt->exact = false;
+	if (!r || !r->decoded || r->kind != (uint32_t)pt->kind || r->seg != pt->seg ||
+	    r->lo != pt->lo || r->hi != pt->hi || !carry_unpack(d, r->entry, &pt->entry) ||
+	    !carry_unpack(d, r->exit, &pt->exit))
+		return;
+	if (part_grow((void **)&pt->buf, &pt->cap, r->nev, 1) ||
+	    part_grow((void **)&pt->full, &pt->capfull, r->nfull, sizeof(*pt->full)))
+		return;
+	memcpy(pt->buf, r->ev, r->nev);
+	memcpy(pt->full, r->full, r->nfull * sizeof(*pt->full));
+	pt->n = r->nev;
+	pt->nfull = r->nfull;
+	pt->err = r->err;
+	pt->warm_ok = true;
+}
+
 /* Plans and submits parts up to the lookahead. */
 static void par_fill(struct ipt *d)
 {
@@ -1745,6 +1820,12 @@ static void par_fill(struct ipt *d)
 		if (!plan_next(d, pt)) {
 			p->spare[p->nspare++] = pt;
 			return;
+		}
+		pt->index = p->index++;
+		if (p->shards) {
+			part_load(d, pt);
+			p->ring[(p->head + p->n++) % PAR_MAX] = pt;
+			continue;
 		}
 		/* The state a segment after the first starts with is known once the one before is done. */
 		if (pt->kind == PART_FIRST && pt->lo == 0) {
@@ -1774,11 +1855,15 @@ static void par_settle(struct ipt *d, struct part *pt)
 	}
 	if (!pt->exact && (pt->err || !pt->warm_ok || !carry_same(cur, &pt->entry) ||
 			   cur->np_total + pt->exit.np_total > d->np_budget)) {
+		if (p->shards)
+			prec_shards_count(p->shards, false);
 		part_clear(pt);
 		pt->exact = true;
 		pt->entry = *cur;
 		part_run(pt);
 	} else if (!pt->exact) {
+		if (p->shards)
+			prec_shards_count(p->shards, true);
 		pt->exit.np_total += cur->np_total;
 	}
 	p->cur = pt->exit;
@@ -1806,6 +1891,9 @@ static int par_next(struct ipt *d, const struct prec_tev **ev)
 
 		if (pt) {
 			if (part_get(p, pt, &p->ev)) {
+				/* Shards keep the blocks, for any view. */
+				if (p->ev.type == PREC_TEV_BLOCK && d->opts.no_blocks)
+					continue;
 				*ev = &p->ev;
 				return 1;
 			}
@@ -1865,6 +1953,25 @@ static int par_init(struct ipt *d, int jobs)
 		return 0;
 	}
 	p->ahead = PREC_MIN((size_t)jobs + 1, (size_t)PAR_MAX);
+	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
+	carry_get(d, &p->cur);
+	d->par = p;
+	return 0;
+}
+
+/* --merge: the stream's parts from the shards (@sh), the rest decoded here. */
+static int par_init_merge(struct ipt *d, struct prec_shards *sh)
+{
+	struct par *p = calloc(1, sizeof(*p));
+	size_t i, n = prec_session_nr_streams(d->s);
+
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < n && prec_session_stream(d->s, i) != d->st; i++)
+		;
+	p->shards = sh;
+	p->stream = (uint32_t)i;
+	p->ahead = 1;
 	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
 	carry_get(d, &p->cur);
 	d->par = p;
@@ -2000,7 +2107,9 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 		return -ENOMEM;
 	/* With workers about, no decoder uses the session's own images. */
 	d->sub = opts && opts->jobs > 1;
-	if (d->sub && stream->len > PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS))
+	if (opts && opts->shards)
+		err = par_init_merge(d, opts->shards);
+	else if (d->sub && stream->len > PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS))
 		err = par_init(d, opts->jobs);
 	if (err) {
 		ipt_close(d);
@@ -2008,6 +2117,155 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 	}
 	*priv = d;
 	return 0;
+}
+
+/* ---- shards (ptdump --shard K/N; shard.h) ---- */
+
+/* A part as planned: its cut and the trace bytes it covers (the shares are of those). */
+struct cut {
+	enum part_kind kind;
+	size_t seg, lo, hi;
+	uint64_t bytes;
+};
+
+/* All the parts of @d's stream, as par_fill() plans them for -j and --merge. */
+static int plan_stream(struct ipt *d, struct cut **cuts, size_t *n)
+{
+	struct par *p = calloc(1, sizeof(*p));
+	struct part pt;
+	int err = 0;
+
+	if (!p)
+		return -ENOMEM;
+	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
+	d->par = p;
+	memset(&pt, 0, sizeof(pt));
+	while (!err && plan_next(d, &pt)) {
+		size_t lo = 0, hi = 0, from, to;
+		struct cut *c;
+
+		if (PREC_ARRAY_RESERVE(*cuts, *n, 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		if (pt.seg < nr_segments(d->st))
+			seg_bounds(d->st, pt.seg, &lo, &hi);
+		from = pt.kind == PART_MID ? pt.lo : lo;
+		to = pt.hi ? pt.hi : hi;
+		c = &(*cuts)[(*n)++];
+		c->kind = pt.kind, c->seg = pt.seg, c->lo = pt.lo, c->hi = pt.hi;
+		c->bytes = to > from ? to - from : 0;
+	}
+	free(p);
+	d->par = NULL;
+	return err;
+}
+
+/*
+ * Decodes part @c (number @index of stream @stream, decoder @d) and writes
+ * it to @o. A segment's first part has a known state only at the start of
+ * the stream (@init): any other is written undecoded, for --merge to decode
+ * from the state the segment before ends with; so is a part whose warm-up
+ * did not reach its cut.
+ */
+static int shard_part(struct ipt *d, const struct cut *c, uint32_t stream, uint32_t index,
+		      const struct carry *init, struct prec_shard_out *o)
+{
+	struct part *pt = calloc(1, sizeof(*pt));
+	struct prec_shard_part r;
+	int err;
+
+	if (!pt)
+		return -ENOMEM;
+	pt->d = d;
+	pt->kind = c->kind, pt->seg = c->seg, pt->lo = c->lo, pt->hi = c->hi;
+	pt->index = index;
+	if (c->kind == PART_FIRST && c->lo == 0) {
+		pt->exact = true;
+		pt->entry = *init;
+	}
+	if (pt->exact || pt->kind == PART_MID)
+		part_run(pt);
+	memset(&r, 0, sizeof(r));
+	r.stream = stream, r.index = index, r.kind = (uint32_t)c->kind;
+	r.seg = c->seg, r.lo = c->lo, r.hi = c->hi;
+	r.err = pt->err;
+	r.decoded = (pt->exact || pt->warm_ok) && carry_pack(d, &pt->entry, r.entry) &&
+		    carry_pack(d, &pt->exit, r.exit);
+	if (r.decoded) {
+		r.ev = pt->buf, r.nev = pt->n;
+		r.full = pt->full, r.nfull = pt->nfull;
+	}
+	prec_shard_out_part(o, &r);
+	/* Out of memory is this process's trouble, not the trace's: fail rather than leave it to --merge. */
+	err = pt->err == -ENOMEM ? -ENOMEM : o->err;
+	part_free(pt);
+	return err;
+}
+
+/* The shard (1..n) that a part of @bytes from byte @at of @total has: where its middle falls. */
+static uint32_t shard_of(uint64_t at, uint64_t bytes, uint64_t total, uint32_t n)
+{
+	unsigned __int128 mid = at + bytes / 2;
+
+	return total ? (uint32_t)(mid * n / total) + 1 : 1;
+}
+
+/* Decodes the parts of shard @k of stream @i (its cuts @c, @nc of them, from byte *@at). */
+static int shard_stream(struct prec_session *s, size_t i, const struct prec_decoder_opts *o,
+			const struct cut *c, size_t nc, uint64_t *at, uint64_t total,
+			const struct prec_shard_plan *plan, uint32_t k, struct prec_shard_out *out)
+{
+	struct ipt *d = NULL;
+	struct carry init;
+	int err = 0;
+
+	for (size_t j = 0; j < nc && !err; j++) {
+		uint32_t owner = shard_of(*at, c[j].bytes, total, plan->n);
+
+		*at += c[j].bytes;
+		if (owner != k)
+			continue;
+		if (!d) {
+			d = ipt_alloc(s, prec_session_stream(s, i), o);
+			if (!d)
+				return -ENOMEM;
+			d->sub = true;
+			carry_get(d, &init);
+		}
+		err = shard_part(d, &c[j], (uint32_t)i, (uint32_t)j, &init, out);
+	}
+	ipt_close(d);
+	return err;
+}
+
+int prec_ipt_shard(struct prec_session *s, const struct prec_decoder_opts *opts,
+		   const struct prec_shard_plan *plan, uint32_t k, struct prec_shard_out *o)
+{
+	/* Blocks kept whatever the view: one set of parts serves them all. */
+	struct prec_decoder_opts dopts = { .window = opts ? opts->window : 0 };
+	size_t ns = prec_session_nr_streams(s), i, *nc = calloc(ns + 1, sizeof(*nc));
+	struct cut **cuts = calloc(ns + 1, sizeof(*cuts));
+	uint64_t total = 0, at = 0;
+	int err = nc && cuts ? 0 : -ENOMEM;
+
+	if (!prec_session_images(s))
+		err = -EINVAL;
+	for (i = 0; i < ns && !err; i++) {
+		struct ipt *d = ipt_alloc(s, prec_session_stream(s, i), &dopts);
+
+		err = d ? plan_stream(d, &cuts[i], &nc[i]) : -ENOMEM;
+		ipt_close(d);
+		for (size_t j = 0; !err && j < nc[i]; j++)
+			total += cuts[i][j].bytes;
+	}
+	for (i = 0; i < ns && !err; i++)
+		err = shard_stream(s, i, &dopts, cuts[i], nc[i], &at, total, plan, k, o);
+	for (i = 0; cuts && i < ns; i++)
+		free(cuts[i]);
+	free(cuts);
+	free(nc);
+	return err;
 }
 
 const struct prec_decoder_ops prec_intel_pt_decoder = {
