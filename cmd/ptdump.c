@@ -1121,7 +1121,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		if (ret)
 			return ret;
 	}
-	if (a->merge) {
+	if (a->merge && !a->shard_n) {
 		if (!a->io.path && optind < argc)
 			a->io.path = argv[optind++];
 		a->parts = argv + optind;
