@@ -1777,6 +1777,59 @@ static bool plan_next(struct ipt *d, struct part *pt)
 	return true;
 }
 
+/* Skips @n variable-length numbers at *@r before @end; false when they run past it. */
+static bool cev_skip(const uint8_t **r, const uint8_t *end, int n)
+{
+	for (; n > 0; n--) {
+		const uint8_t *p = *r;
+
+		while (p < end && (*p & 0x80) && p - *r < 9)
+			p++;
+		if (p >= end || (*p & 0x80))
+			return false;
+		*r = p + 1;
+	}
+	return true;
+}
+
+/*
+ * Whether part bytes from a file are what part_put() writes: part_get()
+ * reads them unchecked (fast), so a part file that is whole by its
+ * checksum but not by its content is decoded again instead of read past
+ * its end.
+ */
+static bool cev_valid(const uint8_t *r, size_t n, const struct prec_tev *full, size_t nfull)
+{
+	const uint8_t *end = r + n;
+	uint64_t v;
+
+	for (size_t i = 0; i < nfull; i++)
+		if (full[i].type < PREC_TEV_BLOCK || full[i].type > PREC_TEV_HW ||
+		    (full[i].type == PREC_TEV_ERROR &&
+		     !memchr(full[i].u.err.msg, 0, sizeof(full[i].u.err.msg))))
+			return false;
+	while (r < end) {
+		if (*r == CEV_CTX && (++r, !cev_skip(&r, end, 5) || r >= end))
+			return false;
+		if (*r == CEV_FULL) {
+			const uint8_t *p = ++r;
+
+			if (!cev_skip(&r, end, 1))
+				return false;
+			get_u(p, &v);
+			if (v >= nfull)
+				return false;
+			continue;
+		}
+		if (*r != PREC_TEV_BLOCK && *r != PREC_TEV_BRANCH)
+			return false;
+		r += *r == PREC_TEV_BLOCK ? 2 : 3;
+		if (r > end || !cev_skip(&r, end, 4))
+			return false;
+	}
+	return true;
+}
+
 /*
  * --merge: part @pt as a shard decoded it, when one did (the same cut) and
  * from a state this process can name; par_settle() takes it only if that
@@ -1797,6 +1850,8 @@ static void part_load(struct ipt *d, struct part *pt)
 		return;
 	memcpy(pt->buf, r->ev, r->nev);
 	memcpy(pt->full, r->full, r->nfull * sizeof(*pt->full));
+	if (!cev_valid(pt->buf, r->nev, pt->full, r->nfull))
+		return;
 	pt->n = r->nev;
 	pt->nfull = r->nfull;
 	pt->err = r->err;
@@ -2161,45 +2216,94 @@ static int plan_stream(struct ipt *d, struct cut **cuts, size_t *n)
 	return err;
 }
 
+/* A part this shard decodes: its stream's decoder, its cut, and the state the stream starts with. */
+struct owned {
+	struct ipt *d;
+	const struct cut *c;
+	uint32_t stream, index;
+	const struct carry *init;
+	struct part *pt;
+};
+
 /*
- * Decodes part @c (number @index of stream @stream, decoder @d) and writes
- * it to @o. A segment's first part has a known state only at the start of
- * the stream (@init): any other is written undecoded, for --merge to decode
- * from the state the segment before ends with; so is a part whose warm-up
- * did not reach its cut.
+ * Sets up part @w. A segment's first part has a known state only at the
+ * start of the stream (the state every decode starts with); any other is
+ * left undecoded, for --merge to decode from the state the segment before
+ * ends with. Returns whether the part is to be decoded (-ENOMEM: no memory).
  */
-static int shard_part(struct ipt *d, const struct cut *c, uint32_t stream, uint32_t index,
-		      const struct carry *init, struct prec_shard_out *o)
+static int owned_setup(struct owned *w)
 {
 	struct part *pt = calloc(1, sizeof(*pt));
-	struct prec_shard_part r;
-	int err;
 
 	if (!pt)
 		return -ENOMEM;
-	pt->d = d;
-	pt->kind = c->kind, pt->seg = c->seg, pt->lo = c->lo, pt->hi = c->hi;
-	pt->index = index;
-	if (c->kind == PART_FIRST && c->lo == 0) {
+	pt->d = w->d;
+	pt->kind = w->c->kind, pt->seg = w->c->seg, pt->lo = w->c->lo, pt->hi = w->c->hi;
+	pt->index = w->index;
+	pt->job.run = part_run;
+	pt->job.arg = pt;
+	if (w->c->kind == PART_FIRST && w->c->lo == 0) {
 		pt->exact = true;
-		pt->entry = *init;
+		pt->entry = *w->init;
 	}
-	if (pt->exact || pt->kind == PART_MID)
-		part_run(pt);
+	w->pt = pt;
+	return pt->exact || pt->kind == PART_MID;
+}
+
+/* Writes decoded part @w to @o (undecoded: so is a part whose warm-up did not reach its cut). */
+static int owned_write(struct owned *w, struct prec_shard_out *o)
+{
+	const struct part *pt = w->pt;
+	struct prec_shard_part r;
+
 	memset(&r, 0, sizeof(r));
-	r.stream = stream, r.index = index, r.kind = (uint32_t)c->kind;
-	r.seg = c->seg, r.lo = c->lo, r.hi = c->hi;
+	r.stream = w->stream, r.index = w->index, r.kind = (uint32_t)pt->kind;
+	r.seg = pt->seg, r.lo = pt->lo, r.hi = pt->hi;
 	r.err = pt->err;
-	r.decoded = (pt->exact || pt->warm_ok) && carry_pack(d, &pt->entry, r.entry) &&
-		    carry_pack(d, &pt->exit, r.exit);
+	r.decoded = (pt->exact || pt->warm_ok) && carry_pack(w->d, &pt->entry, r.entry) &&
+		    carry_pack(w->d, &pt->exit, r.exit);
 	if (r.decoded) {
 		r.ev = pt->buf, r.nev = pt->n;
 		r.full = pt->full, r.nfull = pt->nfull;
 	}
 	prec_shard_out_part(o, &r);
 	/* Out of memory is this process's trouble, not the trace's: fail rather than leave it to --merge. */
-	err = pt->err == -ENOMEM ? -ENOMEM : o->err;
-	part_free(pt);
+	return pt->err == -ENOMEM ? -ENOMEM : o->err;
+}
+
+/*
+ * Decodes parts @w (@n of them, in order) and writes them to @o: with
+ * @jobs workers, up to one more than them decoded ahead of the one written.
+ */
+static int owned_run(struct owned *w, size_t n, struct prec_jobs *jobs, size_t ahead,
+		     struct prec_shard_out *o)
+{
+	size_t next = 0, i;
+	int err = 0, r;
+
+	for (i = 0; i < n && !err; i++) {
+		for (; next < n && next <= i + ahead && !err; next++) {
+			r = owned_setup(&w[next]);
+			if (r < 0)
+				err = r;
+			else if (r && jobs)
+				prec_jobs_submit(jobs, &w[next].pt->job);
+		}
+		if (err)
+			break;
+		if (jobs)
+			prec_jobs_wait(jobs, &w[i].pt->job);
+		else if (w[i].pt->exact || w[i].pt->kind == PART_MID)
+			part_run(w[i].pt);
+		err = owned_write(&w[i], o);
+		part_free(w[i].pt);
+		w[i].pt = NULL;
+	}
+	for (; i < next; i++) {
+		if (jobs && w[i].pt)
+			prec_jobs_wait(jobs, &w[i].pt->job);
+		part_free(w[i].pt);
+	}
 	return err;
 }
 
@@ -2211,32 +2315,43 @@ static uint32_t shard_of(uint64_t at, uint64_t bytes, uint64_t total, uint32_t n
 	return total ? (uint32_t)(mid * n / total) + 1 : 1;
 }
 
-/* Decodes the parts of shard @k of stream @i (its cuts @c, @nc of them, from byte *@at). */
-static int shard_stream(struct prec_session *s, size_t i, const struct prec_decoder_opts *o,
-			const struct cut *c, size_t nc, uint64_t *at, uint64_t total,
-			const struct prec_shard_plan *plan, uint32_t k, struct prec_shard_out *out)
+/*
+ * The parts of shard @k among the cuts of all @ns streams of @s (@cuts,
+ * @nc), into *@w (*@nw of them), with a decoder for each stream they are
+ * of in @ds and its start state in @init.
+ */
+static int shard_own(struct prec_session *s, const struct prec_decoder_opts *o, size_t ns,
+		     struct cut **cuts, const size_t *nc, uint32_t n, uint32_t k,
+		     struct ipt **ds, struct carry *init, struct owned **w, size_t *nw)
 {
-	struct ipt *d = NULL;
-	struct carry init;
-	int err = 0;
+	uint64_t total = 0, at = 0;
+	size_t i, j;
 
-	for (size_t j = 0; j < nc && !err; j++) {
-		uint32_t owner = shard_of(*at, c[j].bytes, total, plan->n);
+	for (i = 0; i < ns; i++)
+		for (j = 0; j < nc[i]; j++)
+			total += cuts[i][j].bytes;
+	for (i = 0; i < ns; i++) {
+		for (j = 0; j < nc[i]; j++) {
+			uint32_t owner = shard_of(at, cuts[i][j].bytes, total, n);
 
-		*at += c[j].bytes;
-		if (owner != k)
-			continue;
-		if (!d) {
-			d = ipt_alloc(s, prec_session_stream(s, i), o);
-			if (!d)
+			at += cuts[i][j].bytes;
+			if (owner != k)
+				continue;
+			if (!ds[i]) {
+				ds[i] = ipt_alloc(s, prec_session_stream(s, i), o);
+				if (!ds[i])
+					return -ENOMEM;
+				/* Workers or not, the parts use copies of the images. */
+				ds[i]->sub = true;
+				carry_get(ds[i], &init[i]);
+			}
+			if (PREC_ARRAY_RESERVE(*w, *nw, 1))
 				return -ENOMEM;
-			d->sub = true;
-			carry_get(d, &init);
+			(*w)[(*nw)++] = (struct owned){ .d = ds[i], .c = &cuts[i][j],
+				.stream = (uint32_t)i, .index = (uint32_t)j, .init = &init[i] };
 		}
-		err = shard_part(d, &c[j], (uint32_t)i, (uint32_t)j, &init, out);
 	}
-	ipt_close(d);
-	return err;
+	return 0;
 }
 
 int prec_ipt_shard(struct prec_session *s, const struct prec_decoder_opts *opts,
@@ -2244,10 +2359,14 @@ int prec_ipt_shard(struct prec_session *s, const struct prec_decoder_opts *opts,
 {
 	/* Blocks kept whatever the view: one set of parts serves them all. */
 	struct prec_decoder_opts dopts = { .window = opts ? opts->window : 0 };
-	size_t ns = prec_session_nr_streams(s), i, *nc = calloc(ns + 1, sizeof(*nc));
+	int jobs = opts && opts->jobs > 1 ? opts->jobs : 0;
+	size_t ns = prec_session_nr_streams(s), i, nw = 0, *nc = calloc(ns + 1, sizeof(*nc));
 	struct cut **cuts = calloc(ns + 1, sizeof(*cuts));
-	uint64_t total = 0, at = 0;
-	int err = nc && cuts ? 0 : -ENOMEM;
+	struct ipt **ds = calloc(ns + 1, sizeof(*ds));
+	struct carry *init = calloc(ns + 1, sizeof(*init));
+	struct prec_jobs *pool = NULL;
+	struct owned *w = NULL;
+	int err = nc && cuts && ds && init ? 0 : -ENOMEM;
 
 	if (!prec_session_images(s))
 		err = -EINVAL;
@@ -2256,13 +2375,21 @@ int prec_ipt_shard(struct prec_session *s, const struct prec_decoder_opts *opts,
 
 		err = d ? plan_stream(d, &cuts[i], &nc[i]) : -ENOMEM;
 		ipt_close(d);
-		for (size_t j = 0; !err && j < nc[i]; j++)
-			total += cuts[i][j].bytes;
 	}
-	for (i = 0; i < ns && !err; i++)
-		err = shard_stream(s, i, &dopts, cuts[i], nc[i], &at, total, plan, k, o);
-	for (i = 0; cuts && i < ns; i++)
-		free(cuts[i]);
+	if (!err)
+		err = shard_own(s, &dopts, ns, cuts, nc, plan->n, k, ds, init, &w, &nw);
+	if (!err && jobs)
+		pool = prec_jobs_get(jobs);
+	if (!err)
+		err = owned_run(w, nw, pool, pool ? (size_t)jobs : 0, o);
+	prec_jobs_put(pool);
+	for (i = 0; i < ns; i++) {
+		ipt_close(ds ? ds[i] : NULL);
+		free(cuts ? cuts[i] : NULL);
+	}
+	free(w);
+	free(ds);
+	free(init);
 	free(cuts);
 	free(nc);
 	return err;

@@ -126,6 +126,14 @@ fi
 r2=$(sed -n 's/.*taken from the shards, \([0-9]*\) decoded again/\1/p' tamp.err)
 t_eq "tampered part: decoded again" "$((redone + 1))" "$r2"
 
+# -j: a shard's parts decoded by worker threads make the same part file.
+"$PTDUMP" -j3 --buffer 4K --shard 2/3 -o j3.part loopret.data 2>/dev/null
+if cmp -s j3.part loopret.3.2; then
+	t_pass "-j3 --shard 2/3: the same part file as without -j"
+else
+	t_fail "-j3 --shard 2/3: the same part file as without -j"
+fi
+
 # -o -: the part file on standard output.
 "$PTDUMP" --shard 1/1 -o - calls.data >calls.std 2>/dev/null
 a=$("$PTDUMP" --call-trace calls.data 2>&1 | cksum)
