@@ -1845,12 +1845,11 @@ static void part_load(struct ipt *d, struct part *pt)
 	    r->lo != pt->lo || r->hi != pt->hi || !carry_unpack(d, r->entry, &pt->entry) ||
 	    !carry_unpack(d, r->exit, &pt->exit))
 		return;
-	if (part_grow((void **)&pt->buf, &pt->cap, r->nev, 1) ||
-	    part_grow((void **)&pt->full, &pt->capfull, r->nfull, sizeof(*pt->full)))
+	if (part_grow((void **)&pt->buf, &pt->cap, r->nev + 1, 1) ||
+	    part_grow((void **)&pt->full, &pt->capfull, r->nfull + 1, sizeof(*pt->full)))
 		return;
-	memcpy(pt->buf, r->ev, r->nev);
-	memcpy(pt->full, r->full, r->nfull * sizeof(*pt->full));
-	if (!cev_valid(pt->buf, r->nev, pt->full, r->nfull))
+	if (prec_shard_part_read(r, pt->buf, pt->full) ||
+	    !cev_valid(pt->buf, r->nev, pt->full, r->nfull))
 		return;
 	pt->n = r->nev;
 	pt->nfull = r->nfull;

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "base/array.h"
 #include "base/util.h"
@@ -47,6 +48,7 @@ struct shard_rec {
 	uint64_t seg, lo, hi;
 	uint64_t entry[PREC_CARRY_WORDS], exit[PREC_CARRY_WORDS];
 	uint64_t nev, nfull;
+	uint64_t zlen;            /* the events' zstd frame that follows */
 };
 
 struct shard_tail {
@@ -147,22 +149,45 @@ void prec_shard_out_begin(struct prec_shard_out *o, FILE *f, const struct prec_s
 	out_write(o, &h, sizeof(h));
 }
 
+/* The events of @p in one zstd frame: ev, padded to 8 bytes, then full. */
+static void *part_pack(const struct prec_shard_part *p, size_t *zlen)
+{
+	size_t evpad = p->nev + (8 - p->nev % 8) % 8, raw = evpad + p->nfull * sizeof(struct prec_tev);
+	uint8_t *src = calloc(1, raw + 1);
+	void *z = malloc(ZSTD_compressBound(raw));
+
+	if (src && z) {
+		memcpy(src, p->ev, p->nev);
+		memcpy(src + evpad, p->full, p->nfull * sizeof(struct prec_tev));
+		*zlen = ZSTD_compress(z, ZSTD_compressBound(raw), src, raw, 1);
+	}
+	free(src);
+	if (!src || !z || ZSTD_isError(*zlen)) {
+		free(z);
+		return NULL;
+	}
+	return z;
+}
+
 void prec_shard_out_part(struct prec_shard_out *o, const struct prec_shard_part *p)
 {
-	static const uint8_t zero[8];
 	struct shard_rec r;
+	size_t zlen = 0;
+	void *z = part_pack(p, &zlen);
 
+	if (!z && !o->err)
+		o->err = -ENOMEM;
 	memset(&r, 0, sizeof(r));
 	r.stream = p->stream, r.index = p->index, r.kind = p->kind;
 	r.decoded = p->decoded, r.err = p->err;
 	r.seg = p->seg, r.lo = p->lo, r.hi = p->hi;
 	memcpy(r.entry, p->entry, sizeof(r.entry));
 	memcpy(r.exit, p->exit, sizeof(r.exit));
-	r.nev = p->nev, r.nfull = p->nfull;
+	r.nev = p->nev, r.nfull = p->nfull, r.zlen = zlen;
 	out_write(o, &r, sizeof(r));
-	out_write(o, p->ev, p->nev);
-	out_write(o, zero, (8 - p->nev % 8) % 8);
-	out_write(o, p->full, p->nfull * sizeof(struct prec_tev));
+	out_write(o, z, zlen);
+	out_write(o, "\0\0\0\0\0\0\0", (8 - zlen % 8) % 8);
+	free(z);
 	o->nparts++;
 }
 
@@ -241,15 +266,16 @@ static int file_parts(struct prec_shards *sh, const struct shard_file *f, struct
 	for (i = 0; i < t.nparts; i++) {
 		struct prec_shard_part *q;
 		struct shard_rec r;
-		uint64_t evpad;
+		uint64_t zpad;
 
 		if ((size_t)(end - p) < sizeof(r))
 			break;
 		memcpy(&r, p, sizeof(r));
 		p += sizeof(r);
-		evpad = r.nev + (8 - r.nev % 8) % 8;
-		if (r.nev > (uint64_t)(end - p) || evpad > (uint64_t)(end - p) ||
-		    r.nfull > (uint64_t)(end - p - evpad) / sizeof(struct prec_tev))
+		zpad = r.zlen + (8 - r.zlen % 8) % 8;
+		/* sizes no part has (and whose sums would wrap) */
+		if (r.zlen > (uint64_t)(end - p) || zpad > (uint64_t)(end - p) ||
+		    r.nev >> 40 || r.nfull >> 32)
 			break;
 		if (PREC_ARRAY_RESERVE(sh->parts, sh->nparts, 1))
 			return prec_diag_set(d, -ENOMEM, -1, "out of memory");
@@ -259,10 +285,9 @@ static int file_parts(struct prec_shards *sh, const struct shard_file *f, struct
 		q->seg = r.seg, q->lo = r.lo, q->hi = r.hi;
 		memcpy(q->entry, r.entry, sizeof(r.entry));
 		memcpy(q->exit, r.exit, sizeof(r.exit));
-		q->ev = p, q->nev = r.nev;
-		p += evpad;
-		q->full = p, q->nfull = r.nfull;
-		p += r.nfull * sizeof(struct prec_tev);
+		q->nev = r.nev, q->nfull = r.nfull;
+		q->z = p, q->zlen = r.zlen;
+		p += zpad;
 	}
 	if (i < t.nparts || p != end)
 		return prec_diag_set(d, -EINVAL, -1, "%s: damaged (its parts do not add up)",
@@ -413,4 +438,23 @@ void prec_shards_counts(const struct prec_shards *sh, uint64_t *taken, uint64_t 
 {
 	*taken = sh->taken;
 	*redone = sh->redone;
+}
+
+int prec_shard_part_read(const struct prec_shard_part *p, uint8_t *ev, void *full)
+{
+	size_t evpad = p->nev + (8 - p->nev % 8) % 8, raw = evpad + p->nfull * sizeof(struct prec_tev);
+	uint8_t *buf = malloc(raw + 1);
+	size_t got;
+
+	if (!buf)
+		return -ENOMEM;
+	got = ZSTD_decompress(buf, raw + 1, p->z, p->zlen);
+	if (ZSTD_isError(got) || got != raw) {
+		free(buf);
+		return -EINVAL;
+	}
+	memcpy(ev, buf, p->nev);
+	memcpy(full, buf + evpad, p->nfull * sizeof(struct prec_tev));
+	free(buf);
+	return 0;
 }

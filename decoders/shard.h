@@ -14,7 +14,9 @@
  *
  * The file (native byte order, checked): a header (struct shard_head in
  * shard.c), the parts, and a trailer with their count and the CRC-32C of
- * all bytes before it. A part holds what struct prec_shard_part does.
+ * all bytes before it. A part holds what struct prec_shard_part does, its
+ * events compressed with zstd (they take tens of bytes per trace byte, and
+ * compress about twentyfold).
  */
 #ifndef PREC_SHARD_H
 #define PREC_SHARD_H
@@ -46,8 +48,11 @@ struct prec_shard_part {
 	uint64_t entry[PREC_CARRY_WORDS], exit[PREC_CARRY_WORDS];
 	const uint8_t *ev;        /* the serialized events (intel_pt.c part_put) */
 	uint64_t nev;
-	const void *full;         /* nfull whole struct prec_tev, unaligned */
+	const void *full;         /* nfull whole struct prec_tev */
 	uint64_t nfull;
+	/* loaded: ev and full, compressed (prec_shard_part_read()); written: NULL */
+	const void *z;
+	uint64_t zlen;
 };
 
 /* Writing one shard's file. */
@@ -92,6 +97,12 @@ void prec_shards_free(struct prec_shards *sh);
  */
 void prec_shards_count(struct prec_shards *sh, bool taken);
 void prec_shards_counts(const struct prec_shards *sh, uint64_t *taken, uint64_t *redone);
+/*
+ * The events of loaded part @p: its event bytes (nev) into @ev, its whole
+ * events (nfull) into @full. Returns 0, or -EINVAL when they do not
+ * decompress to those sizes.
+ */
+int prec_shard_part_read(const struct prec_shard_part *p, uint8_t *ev, void *full);
 /* Part @index of stream @stream, or NULL when no shard has it. */
 const struct prec_shard_part *prec_shards_find(const struct prec_shards *sh, uint32_t stream,
 					       uint32_t index);
