@@ -157,8 +157,11 @@ static void *part_pack(const struct prec_shard_part *p, size_t *zlen)
 	void *z = malloc(ZSTD_compressBound(raw));
 
 	if (src && z) {
-		memcpy(src, p->ev, p->nev);
-		memcpy(src + evpad, p->full, p->nfull * sizeof(struct prec_tev));
+		/* an undecoded part has no buffers at all */
+		if (p->nev)
+			memcpy(src, p->ev, p->nev);
+		if (p->nfull)
+			memcpy(src + evpad, p->full, p->nfull * sizeof(struct prec_tev));
 		*zlen = ZSTD_compress(z, ZSTD_compressBound(raw), src, raw, 1);
 	}
 	free(src);
