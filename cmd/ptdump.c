@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "decoders/decoder.h"
 #include "decoders/jobs.h"
+#include "decoders/shard.h"
 #include "interop/importer.h"
 #include "interop/perfexport.h"
 #include "interop/rawpt.h"
@@ -31,7 +32,9 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: ptdump [options] [FILE]\n\n"
+"usage: ptdump [options] [FILE]\n"
+"       ptdump --shard K/N -o PART FILE        decode shard K of N into PART\n"
+"       ptdump [view] --merge FILE PART...     the view, from all N parts\n\n"
 "Decodes a ptrec trace file (default ./ptrec.data) into a call trace or\n"
 "another view. Output goes to standard output.\n\n"
 "views (one; --call-trace is the default):\n"
@@ -97,6 +100,11 @@ static void usage(FILE *f)
 "                          (default 2M; 0: whole streams)\n"
 "  -j, --jobs N            decode with N threads (default 1: one pass, no threads);\n"
 "                          the output is the same\n"
+"      --shard K/N         decode the K-th of N slices of the trace (1 <= K <= N) into\n"
+"                          a part file, for any view (run all N anywhere, then --merge)\n"
+"  -o, --output PART       the part file of --shard (- : standard output)\n"
+"      --merge             FILE, then all N part files: the view, the same as\n"
+"                          decoding FILE whole (a part is decoded again where needed)\n"
 "      --progress          a progress line on standard error, terminal or not\n"
 "      --no-progress       none (default: one on a terminal for decodes over a second)\n"
 "      --follow            a recording still being written: wait until ptrec ends it,\n"
@@ -310,6 +318,12 @@ struct args {
 	int progress;                    /* --progress 1, --no-progress 0, else -1 */
 	uint32_t snap_index;             /* --snapshot-index K; 0: all */
 	bool follow;                     /* --follow: wait for the recording to end */
+	uint32_t shard_k, shard_n;       /* --shard K/N; n 0: none */
+	const char *out;                 /* -o PART */
+	bool merge;                      /* --merge FILE PART... */
+	char **parts;                    /* the part files of --merge */
+	size_t nparts;
+	struct prec_shards *shards;
 	struct progress prog;
 };
 
@@ -655,7 +669,7 @@ enum {
 	O_SYMFS, O_SNAPSHOT, O_PT, O_ELF, O_IMAGE, O_MTC, O_NOM, O_C15A, O_C15B, O_TOPERF,
 	O_TORAW, O_BUILDID, O_FORMAT, O_SORT, O_BYTHREAD, O_WEIGHT, O_MAXEV, O_FAIL, O_HIDE,
 	O_NOPLT, O_DURATIONS, O_SNAPIDX, O_MAXDEPTH, O_BUFFER, O_PROGRESS, O_NOPROGRESS,
-	O_FOLLOW, O_JOBS,
+	O_FOLLOW, O_JOBS, O_SHARD, O_MERGE,
 };
 
 static const struct option opts[] = {
@@ -708,6 +722,9 @@ static const struct option opts[] = {
 	{ "no-progress", no_argument, NULL, O_NOPROGRESS },
 	{ "follow", no_argument, NULL, O_FOLLOW },
 	{ "jobs", required_argument, NULL, 'j' },
+	{ "shard", required_argument, NULL, O_SHARD },
+	{ "merge", no_argument, NULL, O_MERGE },
+	{ "output", required_argument, NULL, 'o' },
 	{ "input", required_argument, NULL, 'i' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -910,6 +927,32 @@ static int parse_jobs(const char *arg, struct args *a)
 	return 0;
 }
 
+/* --shard K/N: shard K (1-based, as the K-th of a scheduler's N tasks) of N. */
+static int parse_shard(const char *arg, struct args *a)
+{
+	const char *slash = strchr(arg, '/');
+	char k[24];
+	uint64_t vk, vn;
+
+	if (!slash || (size_t)(slash - arg) >= sizeof(k))
+		goto bad;
+	memcpy(k, arg, (size_t)(slash - arg));
+	k[slash - arg] = 0;
+	if (prec_parse_u64(k, 10, &vk) || prec_parse_u64(slash + 1, 10, &vn))
+		goto bad;
+	if (vn < 1 || vn > 65536)
+		return cli_usage_error(NULL, "--shard K/N: N is from 1 to 65536; got '%s'", arg);
+	if (vk < 1 || vk > vn)
+		return cli_usage_error(NULL, "--shard K/N: K is from 1 to N (%" PRIu64 "); got '%s'",
+				       vn, arg);
+	a->shard_k = (uint32_t)vk;
+	a->shard_n = (uint32_t)vn;
+	return 0;
+bad:
+	return cli_usage_error(NULL, "--shard takes K/N, the K-th of N shards (e.g. 2/8); got '%s'",
+			       arg);
+}
+
 /* One option. Returns 0, or the exit code to stop with (-1: --help, done). */
 static int parse_opt(int c, const char *opt, const char *arg, struct args *a)
 {
@@ -956,6 +999,14 @@ static int parse_opt(int c, const char *opt, const char *arg, struct args *a)
 		return 0;
 	case 'j':
 		return parse_jobs(arg, a);
+	case O_SHARD:
+		return parse_shard(arg, a);
+	case O_MERGE:
+		a->merge = true;
+		return 0;
+	case 'o':
+		a->out = arg;
+		return 0;
 	case O_PROGRESS: case O_NOPROGRESS:
 		a->progress = c == O_PROGRESS;
 		return 0;
@@ -1016,6 +1067,39 @@ static int check_view_opts(const struct args *a)
 	return 0;
 }
 
+/* --shard and --merge against the rest. Returns 0 or EXIT_USAGE. */
+static int check_shard_opts(const struct args *a)
+{
+	const struct view *v = a->view;
+
+	if (a->out && !a->shard_n)
+		return cli_usage_error(NULL, "-o names the part file of --shard K/N");
+	if (!a->shard_n && !a->merge)
+		return 0;
+	if (a->shard_n && a->merge)
+		return cli_usage_error(NULL, "--shard decodes a part, --merge puts the parts "
+				       "together: one at a time");
+	if (a->follow || a->to_perf || a->to_raw || a->io.kind == PREC_INPUT_SNAPSHOT)
+		return cli_usage_error(NULL, "%s: not with %s", a->merge ? "--merge" : "--shard",
+				       a->follow ? "--follow" : a->to_perf ? "--to-perf-data" :
+				       a->to_raw ? "--to-raw" : "--snapshot (a trace file only)");
+	if (a->shard_n && !a->out)
+		return cli_usage_error(NULL, "--shard %u/%u writes a part file: name it with -o PART",
+				       a->shard_k, a->shard_n);
+	if (a->shard_n && a->view_opt)
+		return cli_usage_error(NULL, "--shard: the parts serve every view; give %s to "
+				       "--merge", a->view_opt);
+	if (a->merge && !strcmp(v->opt, "events"))
+		return cli_usage_error(NULL, "--merge: not --events, whose blocks end where "
+				       "libipt's block cache says, which parts warm in another "
+				       "order; decode it whole");
+	if (a->merge && v->run != run_decoded && v->run != run_stats && v->run != run_profile)
+		return cli_usage_error(NULL, "--merge renders the decoded views (call traces, "
+				       "--insn-trace, --branches, --stats, the profiles); run %s on "
+				       "the trace file itself", a->view_opt);
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	int c, ret;
@@ -1027,7 +1111,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	prec_import_opts_init(&a->io);
 	a->io.aux_by_ref = true;
 	a->oo.jobs = 1; /* parts do not pay for themselves yet: ptdump(1), PARALLEL DECODING */
-	while ((c = getopt_long(argc, argv, "i:j:qvVh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:j:o:qvVh", opts, NULL)) != -1) {
 		/* The option as written: argv[optind - 1], or the one before with its argument. */
 		const char *opt = argv[optind - 1];
 
@@ -1037,11 +1121,24 @@ static int parse_args(int argc, char **argv, struct args *a)
 		if (ret)
 			return ret;
 	}
+	if (a->merge && !a->shard_n) {
+		if (!a->io.path && optind < argc)
+			a->io.path = argv[optind++];
+		a->parts = argv + optind;
+		a->nparts = (size_t)(argc - optind);
+		optind = argc;
+		if (!a->io.path || !a->nparts)
+			return cli_usage_error(NULL, "--merge takes the trace file, then its part "
+					       "files: ptdump [view] --merge FILE PART...");
+	}
 	if (optind < argc) {
 		if (a->io.path || optind + 1 < argc)
 			return cli_usage_error(NULL, "one trace file at a time");
 		a->io.path = argv[optind];
 	}
+	ret = check_shard_opts(a);
+	if (ret)
+		return ret;
 	if (!a->io.path)
 		a->io.path = "ptrec.data";
 	if (!a->io.rawpt.pt_path && (a->nimgs || a->cpu_ident || a->raw_param))
@@ -1090,6 +1187,81 @@ static int keep_snapshot(struct prec_session *s, const struct args *a)
 	return 0;
 }
 
+/* The plan that shards of @s and their merge share; 0 or EXIT_FAIL (said why). */
+static int shard_plan(struct prec_session *s, const struct args *a, struct prec_shard_plan *p)
+{
+	struct prec_diag d = { 0 };
+	const char *opt = a->merge ? "--merge" : "--shard";
+
+	if (prec_decoder_for_session(s) != &prec_intel_pt_decoder) {
+		cli_err("%s: %s holds no Intel PT trace; decode CoreSight traces whole (without "
+			"%s)", opt, a->io.path, opt);
+		return EXIT_FAIL;
+	}
+	memset(p, 0, sizeof(*p));
+	if (prec_shard_file_id(a->io.path, p, &d)) {
+		cli_err("%s: %s", opt, d.msg);
+		return EXIT_FAIL;
+	}
+	p->n = a->shard_n;
+	p->window = a->oo.window;
+	p->streams_crc = prec_shard_streams_id(s);
+	return 0;
+}
+
+/* --shard K/N -o PART. Returns the exit code. */
+static int run_shard(struct prec_session *s, struct args *a)
+{
+	struct prec_decoder_opts dopts = { .window = a->oo.window };
+	struct prec_shard_plan plan;
+	struct prec_shard_out o;
+	bool out_std = !strcmp(a->out, "-");
+	FILE *f;
+	int err = shard_plan(s, a, &plan);
+
+	if (err)
+		return err;
+	if (out_std && isatty(1)) {
+		cli_err("--shard: -o -: standard output is a terminal; a part file is binary");
+		return EXIT_FAIL;
+	}
+	f = out_std ? stdout : fopen(a->out, "wb");
+	if (!f) {
+		cli_err("--shard: -o %s: %s", a->out, strerror(errno));
+		return EXIT_FAIL;
+	}
+	prec_shard_out_begin(&o, f, &plan, a->shard_k);
+	err = prec_ipt_shard(s, &dopts, &plan, a->shard_k, &o);
+	if (!err)
+		err = prec_shard_out_end(&o);
+	if (!out_std && fclose(f) && !err)
+		err = errno ? -errno : -EIO;
+	if (!err)
+		return EXIT_OK;
+	cli_err("--shard %u/%u: %s%s%s", a->shard_k, a->shard_n, out_std ? "" : a->out,
+		out_std ? "" : ": ", prec_strerror(err));
+	if (!out_std)
+		unlink(a->out); /* no part file that looks whole */
+	return EXIT_FAIL;
+}
+
+/* --merge FILE PART...: the parts, checked, for the decoders. Returns 0 or EXIT_FAIL. */
+static int load_parts(struct prec_session *s, struct args *a)
+{
+	struct prec_shard_plan plan;
+	struct prec_diag d = { 0 };
+	int err = shard_plan(s, a, &plan);
+
+	if (err)
+		return err;
+	if (prec_shards_load((const char *const *)a->parts, a->nparts, &plan, &a->shards, &d)) {
+		cli_err("--merge: %s", d.msg);
+		return EXIT_FAIL;
+	}
+	a->oo.shards = a->shards;
+	return 0;
+}
+
 /* Reads the input into @s and runs the view. Returns the exit code. */
 static int decode(struct prec_session *s, struct args *a)
 {
@@ -1117,6 +1289,13 @@ static int decode(struct prec_session *s, struct args *a)
 		prec_import_report_fini(&rep);
 		return EXIT_FAIL;
 	}
+	if (a->shard_n || a->merge) {
+		err = a->shard_n ? run_shard(s, a) : load_parts(s, a);
+		if (err || a->shard_n) {
+			prec_import_report_fini(&rep);
+			return err;
+		}
+	}
 	if (!a->quiet && !a->view->header_only)
 		print_messages(s, &rep);
 	nwarn = prec_session_nr_warnings(s);
@@ -1133,6 +1312,13 @@ static int decode(struct prec_session *s, struct args *a)
 	}
 	err = a->view->run(s, &rep, a);
 	progress_end(&a->prog);
+	if (a->shards && cli_verbose > 0) {
+		uint64_t taken, redone;
+
+		prec_shards_counts(a->shards, &taken, &redone);
+		cli_note("--merge: %" PRIu64 " parts taken from the shards, %" PRIu64
+			 " decoded again", taken, redone);
+	}
 	/* What the decode found on its way (symbols loaded as they were needed) */
 	for (; !a->quiet && nwarn < prec_session_nr_warnings(s); nwarn++)
 		cli_warn("%s", prec_session_warning(s, nwarn));
@@ -1225,6 +1411,7 @@ int main(int argc, char **argv)
 		}
 	}
 	prec_session_free(s);
+	prec_shards_free(a.shards);
 	free(a.imgs);
 	if (a.hide_dso)
 		regfree(&a.hide);

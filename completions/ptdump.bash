@@ -49,7 +49,7 @@ _ptdump()
 		eq=1
 	fi
 	case $prev in
-	-i|--input|--pt|--elf|--image|--to-perf-data|--diff|--perfetto)
+	-i|--input|--pt|--elf|--image|--to-perf-data|--diff|--perfetto|-o|--output)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		_ptdump_ltrim "$cur"
 		return ;;
@@ -61,12 +61,13 @@ _ptdump()
 	--weight) COMPREPLY=($(compgen -W "insns time calls" -- "$cur")); return ;;
 	--buffer) COMPREPLY=($(compgen -W "0 512K 2M 16M" -- "$cur")); return ;;
 	-j|--jobs) COMPREPLY=($(compgen -W "1 2 4 $(nproc 2>/dev/null)" -- "$cur")); return ;;
+	--shard) COMPREPLY=($(compgen -W "1/2 2/2 1/4 2/4 3/4 4/4" -- "$cur")); return ;;
 	--report)
 		# its value only as --report=VALUE (a word after it is the FILE)
 		if [[ -n $eq ]]; then COMPREPLY=($(compgen -W "caller callee" -- "$cur")); return; fi ;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "--call-trace --call-ret-trace --insn-trace --branches --events --stats --info --sideband --ranges --packets --report --report=caller --report=callee --windows --diff --folded --perfetto --format --sort --by-thread --weight --max-events --fail-above --hide-dso --no-plt --durations --max-depth --pid --tid --cpu --time --symbol --snapshot-index --srcline --symfs --buildid-dir --buffer -j --jobs --progress --no-progress --follow -i --input --snapshot --pt --elf --image --mtc-freq --nom-freq --cpuid-0x15.eax --cpuid-0x15.ebx --to-perf-data --to-raw -q --quiet -V --version -h --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--call-trace --call-ret-trace --insn-trace --branches --events --stats --info --sideband --ranges --packets --report --report=caller --report=callee --windows --diff --folded --perfetto --format --sort --by-thread --weight --max-events --fail-above --hide-dso --no-plt --durations --max-depth --pid --tid --cpu --time --symbol --snapshot-index --srcline --symfs --buildid-dir --buffer -j --jobs --shard -o --output --merge --progress --no-progress --follow -i --input --snapshot --pt --elf --image --mtc-freq --nom-freq --cpuid-0x15.eax --cpuid-0x15.ebx --to-perf-data --to-raw -q --quiet -V --version -h --help" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi

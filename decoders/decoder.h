@@ -155,6 +155,8 @@ struct prec_tev {
 	} u;
 };
 
+struct prec_shards;
+
 struct prec_decoder_opts {
 	bool no_blocks;           /* skip PREC_TEV_BLOCK events (call traces) */
 	/*
@@ -169,6 +171,12 @@ struct prec_decoder_opts {
 	 * 1: none); the events are the same as with none. Intel PT only.
 	 */
 	int jobs;
+	/*
+	 * ptdump --merge: the parts that ptdump --shard decoded
+	 * (decoders/shard.h), taken where they fit (else decoded again);
+	 * the events are the same as with none. Intel PT only.
+	 */
+	struct prec_shards *shards;
 };
 
 #define PREC_DECODE_WINDOW ((size_t)2 << 20)

@@ -18,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "decoders/decoder.h"
 #include "decoders/evqueue.h"
 #include "decoders/jobs.h"
+#include "decoders/shard.h"
 #include "session/image.h"
 #include "session/session.h"
 
@@ -1332,6 +1334,49 @@ static bool carry_same(const struct carry *a, const struct carry *b)
 }
 
 /*
+ * @c as the words of a part file (shard.h): its address space by the id
+ * that names the same space in another process's store of the same trace.
+ * False when the space has none (no part file can carry the state then).
+ */
+static bool carry_pack(const struct ipt *d, const struct carry *c, uint64_t *w)
+{
+	const uint64_t v[PREC_CARRY_WORDS] = {
+		c->seen_cbr, c->seen_cr3, c->seen_vmcs, c->fail_off, c->last_off, c->np_total,
+		c->np_anchor, c->np_power, c->np_lam, c->tsc, c->time, c->ctx_until,
+		c->pend_from, c->pend_tsc, c->tx_abort_ip, c->last_ip, c->seg, c->win_next,
+		c->sb_idx, prec_images_aspace_id(d->im, c->as), (uint64_t)(int64_t)c->state,
+		(uint64_t)(int64_t)c->fail_count, (uint64_t)(int64_t)c->cpu,
+		(uint64_t)(int64_t)c->pid, (uint64_t)(int64_t)c->tid,
+		(uint64_t)(int64_t)c->pend_class, (uint64_t)(int64_t)c->mode, c->next_splice,
+		c->synced_seg, c->have_time, c->pend, c->tx_abort,
+	};
+
+	memcpy(w, v, sizeof(v));
+	return v[19] != UINT64_MAX;
+}
+
+/* The way back; false when the words name no address space of this trace. */
+static bool carry_unpack(const struct ipt *d, const uint64_t *w, struct carry *c)
+{
+	bool ok;
+
+	memset(c, 0, sizeof(*c));
+	c->seen_cbr = w[0], c->seen_cr3 = w[1], c->seen_vmcs = w[2];
+	c->fail_off = w[3], c->last_off = w[4], c->np_total = w[5];
+	c->np_anchor = w[6], c->np_power = w[7], c->np_lam = w[8];
+	c->tsc = w[9], c->time = w[10], c->ctx_until = w[11];
+	c->pend_from = w[12], c->pend_tsc = w[13], c->tx_abort_ip = w[14], c->last_ip = w[15];
+	c->seg = (size_t)w[16], c->win_next = (size_t)w[17], c->sb_idx = (size_t)w[18];
+	c->as = prec_images_aspace_by_id(d->im, w[19], &ok);
+	c->state = (int)(int64_t)w[20], c->fail_count = (int)(int64_t)w[21];
+	c->cpu = (int)(int64_t)w[22], c->pid = (int)(int64_t)w[23], c->tid = (int)(int64_t)w[24];
+	c->pend_class = (int)(int64_t)w[25], c->mode = (int)(int64_t)w[26];
+	c->next_splice = w[27], c->synced_seg = w[28], c->have_time = w[29];
+	c->pend = w[30], c->tx_abort = w[31];
+	return ok;
+}
+
+/*
  * A part's events, as bytes: a type byte, then for a block or branch its
  * fields as variable-length deltas to what they most likely are (the
  * branch's source is the block's end, the next block starts at its
@@ -1393,6 +1438,7 @@ struct part {
 	struct prec_job job;
 	struct ipt *d;            /* the stream's decoder */
 	enum part_kind kind;
+	uint32_t index;           /* in the stream's plan (part files name it) */
 	size_t seg, lo, hi;       /* hi: the next cut, 0: the segment's end */
 	bool exact;               /* decoded from the state one pass has */
 	bool warm_ok;             /* the warm-up reached lo (MID, not exact) */
@@ -1425,6 +1471,9 @@ struct par {
 	/* the buffers of parts handed out, for the next parts (no new pages to fault in) */
 	struct part *spare[PAR_MAX + 2];
 	size_t nspare;
+	/* --merge: the parts of the shards, this stream's number, the next part's */
+	struct prec_shards *shards;
+	uint32_t stream, index;
 };
 
 static int part_grow(void **p, size_t *cap, size_t need, size_t size)
@@ -1728,6 +1777,86 @@ static bool plan_next(struct ipt *d, struct part *pt)
 	return true;
 }
 
+/* Skips @n variable-length numbers at *@r before @end; false when they run past it. */
+static bool cev_skip(const uint8_t **r, const uint8_t *end, int n)
+{
+	for (; n > 0; n--) {
+		const uint8_t *p = *r;
+
+		while (p < end && (*p & 0x80) && p - *r < 9)
+			p++;
+		if (p >= end || (*p & 0x80))
+			return false;
+		*r = p + 1;
+	}
+	return true;
+}
+
+/*
+ * Whether part bytes from a file are what part_put() writes: part_get()
+ * reads them unchecked (fast), so a part file that is whole by its
+ * checksum but not by its content is decoded again instead of read past
+ * its end.
+ */
+static bool cev_valid(const uint8_t *r, size_t n, const struct prec_tev *full, size_t nfull)
+{
+	const uint8_t *end = r + n;
+	uint64_t v;
+
+	for (size_t i = 0; i < nfull; i++)
+		if (full[i].type < PREC_TEV_BLOCK || full[i].type > PREC_TEV_HW ||
+		    (full[i].type == PREC_TEV_ERROR &&
+		     !memchr(full[i].u.err.msg, 0, sizeof(full[i].u.err.msg))))
+			return false;
+	while (r < end) {
+		if (*r == CEV_CTX && (++r, !cev_skip(&r, end, 5) || r >= end))
+			return false;
+		if (*r == CEV_FULL) {
+			const uint8_t *p = ++r;
+
+			if (!cev_skip(&r, end, 1))
+				return false;
+			get_u(p, &v);
+			if (v >= nfull)
+				return false;
+			continue;
+		}
+		if (*r != PREC_TEV_BLOCK && *r != PREC_TEV_BRANCH)
+			return false;
+		r += *r == PREC_TEV_BLOCK ? 2 : 3;
+		if (r > end || !cev_skip(&r, end, 4))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * --merge: part @pt as a shard decoded it, when one did (the same cut) and
+ * from a state this process can name; par_settle() takes it only if that
+ * state is the one the part before ended with, and decodes it otherwise.
+ */
+static void part_load(struct ipt *d, struct part *pt)
+{
+	const struct prec_shard_part *r = prec_shards_find(d->par->shards, d->par->stream,
+							   pt->index);
+
+	pt->exact = false;
+	if (!r || !r->decoded || r->kind != (uint32_t)pt->kind || r->seg != pt->seg ||
+	    r->lo != pt->lo || r->hi != pt->hi || !carry_unpack(d, r->entry, &pt->entry) ||
+	    !carry_unpack(d, r->exit, &pt->exit))
+		return;
+	if (part_grow((void **)&pt->buf, &pt->cap, r->nev + 1, 1) ||
+	    part_grow((void **)&pt->full, &pt->capfull, r->nfull + 1, sizeof(*pt->full)))
+		return;
+	if (prec_shard_part_read(r, pt->buf, pt->full) ||
+	    !cev_valid(pt->buf, r->nev, pt->full, r->nfull))
+		return;
+	pt->n = r->nev;
+	pt->nfull = r->nfull;
+	pt->err = r->err;
+	pt->warm_ok = true;
+}
+
 /* Plans and submits parts up to the lookahead. */
 static void par_fill(struct ipt *d)
 {
@@ -1745,6 +1874,12 @@ static void par_fill(struct ipt *d)
 		if (!plan_next(d, pt)) {
 			p->spare[p->nspare++] = pt;
 			return;
+		}
+		pt->index = p->index++;
+		if (p->shards) {
+			part_load(d, pt);
+			p->ring[(p->head + p->n++) % PAR_MAX] = pt;
+			continue;
 		}
 		/* The state a segment after the first starts with is known once the one before is done. */
 		if (pt->kind == PART_FIRST && pt->lo == 0) {
@@ -1774,11 +1909,15 @@ static void par_settle(struct ipt *d, struct part *pt)
 	}
 	if (!pt->exact && (pt->err || !pt->warm_ok || !carry_same(cur, &pt->entry) ||
 			   cur->np_total + pt->exit.np_total > d->np_budget)) {
+		if (p->shards)
+			prec_shards_count(p->shards, false);
 		part_clear(pt);
 		pt->exact = true;
 		pt->entry = *cur;
 		part_run(pt);
 	} else if (!pt->exact) {
+		if (p->shards)
+			prec_shards_count(p->shards, true);
 		pt->exit.np_total += cur->np_total;
 	}
 	p->cur = pt->exit;
@@ -1806,6 +1945,9 @@ static int par_next(struct ipt *d, const struct prec_tev **ev)
 
 		if (pt) {
 			if (part_get(p, pt, &p->ev)) {
+				/* Shards keep the blocks, for any view. */
+				if (p->ev.type == PREC_TEV_BLOCK && d->opts.no_blocks)
+					continue;
 				*ev = &p->ev;
 				return 1;
 			}
@@ -1865,6 +2007,25 @@ static int par_init(struct ipt *d, int jobs)
 		return 0;
 	}
 	p->ahead = PREC_MIN((size_t)jobs + 1, (size_t)PAR_MAX);
+	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
+	carry_get(d, &p->cur);
+	d->par = p;
+	return 0;
+}
+
+/* --merge: the stream's parts from the shards (@sh), the rest decoded here. */
+static int par_init_merge(struct ipt *d, struct prec_shards *sh)
+{
+	struct par *p = calloc(1, sizeof(*p));
+	size_t i, n = prec_session_nr_streams(d->s);
+
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < n && prec_session_stream(d->s, i) != d->st; i++)
+		;
+	p->shards = sh;
+	p->stream = (uint32_t)i;
+	p->ahead = 1;
 	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
 	carry_get(d, &p->cur);
 	d->par = p;
@@ -2000,7 +2161,9 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 		return -ENOMEM;
 	/* With workers about, no decoder uses the session's own images. */
 	d->sub = opts && opts->jobs > 1;
-	if (d->sub && stream->len > PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS))
+	if (opts && opts->shards)
+		err = par_init_merge(d, opts->shards);
+	else if (d->sub && stream->len > PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS))
 		err = par_init(d, opts->jobs);
 	if (err) {
 		ipt_close(d);
@@ -2008,6 +2171,227 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 	}
 	*priv = d;
 	return 0;
+}
+
+/* ---- shards (ptdump --shard K/N; shard.h) ---- */
+
+/* A part as planned: its cut and the trace bytes it covers (the shares are of those). */
+struct cut {
+	enum part_kind kind;
+	size_t seg, lo, hi;
+	uint64_t bytes;
+};
+
+/* All the parts of @d's stream, as par_fill() plans them for -j and --merge. */
+static int plan_stream(struct ipt *d, struct cut **cuts, size_t *n)
+{
+	struct par *p = calloc(1, sizeof(*p));
+	struct part pt;
+	int err = 0;
+
+	if (!p)
+		return -ENOMEM;
+	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
+	d->par = p;
+	memset(&pt, 0, sizeof(pt));
+	while (!err && plan_next(d, &pt)) {
+		size_t lo = 0, hi = 0, from, to;
+		struct cut *c;
+
+		if (PREC_ARRAY_RESERVE(*cuts, *n, 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		if (pt.seg < nr_segments(d->st))
+			seg_bounds(d->st, pt.seg, &lo, &hi);
+		from = pt.kind == PART_MID ? pt.lo : lo;
+		to = pt.hi ? pt.hi : hi;
+		c = &(*cuts)[(*n)++];
+		c->kind = pt.kind, c->seg = pt.seg, c->lo = pt.lo, c->hi = pt.hi;
+		c->bytes = to > from ? to - from : 0;
+	}
+	free(p);
+	d->par = NULL;
+	return err;
+}
+
+/* A part this shard decodes: its stream's decoder, its cut, and the state the stream starts with. */
+struct owned {
+	struct ipt *d;
+	const struct cut *c;
+	uint32_t stream, index;
+	const struct carry *init;
+	struct part *pt;
+};
+
+/*
+ * Sets up part @w. A segment's first part has a known state only at the
+ * start of the stream (the state every decode starts with); any other is
+ * left undecoded, for --merge to decode from the state the segment before
+ * ends with. Returns whether the part is to be decoded (-ENOMEM: no memory).
+ */
+static int owned_setup(struct owned *w)
+{
+	struct part *pt = calloc(1, sizeof(*pt));
+
+	if (!pt)
+		return -ENOMEM;
+	pt->d = w->d;
+	pt->kind = w->c->kind, pt->seg = w->c->seg, pt->lo = w->c->lo, pt->hi = w->c->hi;
+	pt->index = w->index;
+	pt->job.run = part_run;
+	pt->job.arg = pt;
+	if (w->c->kind == PART_FIRST && w->c->lo == 0) {
+		pt->exact = true;
+		pt->entry = *w->init;
+	}
+	w->pt = pt;
+	return pt->exact || pt->kind == PART_MID;
+}
+
+/* Writes decoded part @w to @o (undecoded: so is a part whose warm-up did not reach its cut). */
+static int owned_write(struct owned *w, struct prec_shard_out *o)
+{
+	const struct part *pt = w->pt;
+	struct prec_shard_part r;
+
+	memset(&r, 0, sizeof(r));
+	r.stream = w->stream, r.index = w->index, r.kind = (uint32_t)pt->kind;
+	r.seg = pt->seg, r.lo = pt->lo, r.hi = pt->hi;
+	r.err = pt->err;
+	r.decoded = (pt->exact || pt->warm_ok) && carry_pack(w->d, &pt->entry, r.entry) &&
+		    carry_pack(w->d, &pt->exit, r.exit);
+	if (r.decoded) {
+		r.ev = pt->buf, r.nev = pt->n;
+		r.full = pt->full, r.nfull = pt->nfull;
+	}
+	prec_shard_out_part(o, &r);
+	/* Out of memory is this process's trouble, not the trace's: fail rather than leave it to --merge. */
+	return pt->err == -ENOMEM ? -ENOMEM : o->err;
+}
+
+/*
+ * Decodes parts @w (@n of them, in order) and writes them to @o: with
+ * @jobs workers, up to one more than them decoded ahead of the one written.
+ */
+static int owned_run(struct owned *w, size_t n, struct prec_jobs *jobs, size_t ahead,
+		     struct prec_shard_out *o)
+{
+	size_t next = 0, i;
+	int err = 0, r;
+
+	for (i = 0; i < n && !err; i++) {
+		for (; next < n && next <= i + ahead && !err; next++) {
+			r = owned_setup(&w[next]);
+			if (r < 0)
+				err = r;
+			else if (r && jobs)
+				prec_jobs_submit(jobs, &w[next].pt->job);
+		}
+		if (err)
+			break;
+		if (jobs)
+			prec_jobs_wait(jobs, &w[i].pt->job);
+		else if (w[i].pt->exact || w[i].pt->kind == PART_MID)
+			part_run(w[i].pt);
+		err = owned_write(&w[i], o);
+		part_free(w[i].pt);
+		w[i].pt = NULL;
+	}
+	for (; i < next; i++) {
+		if (jobs && w[i].pt)
+			prec_jobs_wait(jobs, &w[i].pt->job);
+		part_free(w[i].pt);
+	}
+	return err;
+}
+
+/* The shard (1..n) that a part of @bytes from byte @at of @total has: where its middle falls. */
+static uint32_t shard_of(uint64_t at, uint64_t bytes, uint64_t total, uint32_t n)
+{
+	unsigned __int128 mid = at + bytes / 2;
+
+	return total ? (uint32_t)(mid * n / total) + 1 : 1;
+}
+
+/*
+ * The parts of shard @k among the cuts of all @ns streams of @s (@cuts,
+ * @nc), into *@w (*@nw of them), with a decoder for each stream they are
+ * of in @ds and its start state in @init.
+ */
+static int shard_own(struct prec_session *s, const struct prec_decoder_opts *o, size_t ns,
+		     struct cut **cuts, const size_t *nc, uint32_t n, uint32_t k,
+		     struct ipt **ds, struct carry *init, struct owned **w, size_t *nw)
+{
+	uint64_t total = 0, at = 0;
+	size_t i, j;
+
+	for (i = 0; i < ns; i++)
+		for (j = 0; j < nc[i]; j++)
+			total += cuts[i][j].bytes;
+	for (i = 0; i < ns; i++) {
+		for (j = 0; j < nc[i]; j++) {
+			uint32_t owner = shard_of(at, cuts[i][j].bytes, total, n);
+
+			at += cuts[i][j].bytes;
+			if (owner != k)
+				continue;
+			if (!ds[i]) {
+				ds[i] = ipt_alloc(s, prec_session_stream(s, i), o);
+				if (!ds[i])
+					return -ENOMEM;
+				/* Workers or not, the parts use copies of the images. */
+				ds[i]->sub = true;
+				carry_get(ds[i], &init[i]);
+			}
+			if (PREC_ARRAY_RESERVE(*w, *nw, 1))
+				return -ENOMEM;
+			(*w)[(*nw)++] = (struct owned){ .d = ds[i], .c = &cuts[i][j],
+				.stream = (uint32_t)i, .index = (uint32_t)j, .init = &init[i] };
+		}
+	}
+	return 0;
+}
+
+int prec_ipt_shard(struct prec_session *s, const struct prec_decoder_opts *opts,
+		   const struct prec_shard_plan *plan, uint32_t k, struct prec_shard_out *o)
+{
+	/* Blocks kept whatever the view: one set of parts serves them all. */
+	struct prec_decoder_opts dopts = { .window = opts ? opts->window : 0 };
+	int jobs = opts && opts->jobs > 1 ? opts->jobs : 0;
+	size_t ns = prec_session_nr_streams(s), i, nw = 0, *nc = calloc(ns + 1, sizeof(*nc));
+	struct cut **cuts = calloc(ns + 1, sizeof(*cuts));
+	struct ipt **ds = calloc(ns + 1, sizeof(*ds));
+	struct carry *init = calloc(ns + 1, sizeof(*init));
+	struct prec_jobs *pool = NULL;
+	struct owned *w = NULL;
+	int err = nc && cuts && ds && init ? 0 : -ENOMEM;
+
+	if (!prec_session_images(s))
+		err = -EINVAL;
+	for (i = 0; i < ns && !err; i++) {
+		struct ipt *d = ipt_alloc(s, prec_session_stream(s, i), &dopts);
+
+		err = d ? plan_stream(d, &cuts[i], &nc[i]) : -ENOMEM;
+		ipt_close(d);
+	}
+	if (!err)
+		err = shard_own(s, &dopts, ns, cuts, nc, plan->n, k, ds, init, &w, &nw);
+	if (!err && jobs)
+		pool = prec_jobs_get(jobs);
+	if (!err)
+		err = owned_run(w, nw, pool, pool ? (size_t)jobs : 0, o);
+	prec_jobs_put(pool);
+	for (i = 0; i < ns; i++) {
+		ipt_close(ds ? ds[i] : NULL);
+		free(cuts ? cuts[i] : NULL);
+	}
+	free(w);
+	free(ds);
+	free(init);
+	free(cuts);
+	free(nc);
+	return err;
 }
 
 const struct prec_decoder_ops prec_intel_pt_decoder = {

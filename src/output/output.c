@@ -1774,6 +1774,7 @@ int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FI
 	 * block cache, which decoding in parts warms in another order: one pass.
 	 */
 	dopts.jobs = o->fmt == PREC_FMT_EVENTS ? 1 : o->jobs;
+	dopts.shards = o->shards;
 	dopts.no_blocks = o->fmt == PREC_FMT_CALL_TRACE || o->fmt == PREC_FMT_CALL_RET_TRACE ||
 			  o->fmt == PREC_FMT_BRANCHES;
 	for (i = 0; i < n; i++) {

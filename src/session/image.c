@@ -872,6 +872,56 @@ struct prec_aspace *prec_images_aspace_span(struct prec_images *im, int pid, uin
 	return as;
 }
 
+/*
+ * Ids: 0 none, 1 the kernel-only space, else the process's index (+1) in the
+ * high half and its generation's (twice, +1 for the space at its exec, +2)
+ * in the low one. They depend only on the trace, so another process that
+ * built the store from the same file finds the same space by them.
+ */
+uint64_t prec_images_aspace_id(const struct prec_images *im, const struct prec_aspace *as)
+{
+	size_t i, g;
+
+	if (!as)
+		return 0;
+	if (as == &im->kernel_only)
+		return 1;
+	for (i = 0; i < im->nr_procs; i++) {
+		const struct proc *p = &im->procs[i];
+
+		if (p->pid != as->pid)
+			continue;
+		for (g = 0; g < p->n; g++) {
+			if (p->gens[g] == as)
+				return (uint64_t)(i + 1) << 32 | (g * 2 + 2);
+			if (p->gens[g]->at_exec == as)
+				return (uint64_t)(i + 1) << 32 | (g * 2 + 3);
+		}
+	}
+	return UINT64_MAX;
+}
+
+struct prec_aspace *prec_images_aspace_by_id(struct prec_images *im, uint64_t id, bool *ok)
+{
+	size_t i = (size_t)(id >> 32), g = (size_t)(id & 0xffffffff);
+
+	*ok = true;
+	if (id == 0)
+		return NULL;
+	if (id == 1)
+		return &im->kernel_only;
+	if (i >= 1 && i <= im->nr_procs && g >= 2 && (g - 2) / 2 < im->procs[i - 1].n) {
+		struct prec_aspace *as = im->procs[i - 1].gens[(g - 2) / 2];
+
+		if (!(g & 1))
+			return as;
+		if (as->at_exec)
+			return as->at_exec;
+	}
+	*ok = false;
+	return NULL;
+}
+
 int prec_aspace_pid(const struct prec_aspace *as)
 {
 	return as->pid;

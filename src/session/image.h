@@ -80,6 +80,14 @@ struct prec_aspace *prec_images_aspace(struct prec_images *im, int pid, uint64_t
  */
 struct prec_aspace *prec_images_aspace_span(struct prec_images *im, int pid, uint64_t time,
 					    uint64_t *from, uint64_t *until);
+/*
+ * A number for space @as that names it in any store built from the same
+ * trace (part files of ptdump --shard carry it); UINT64_MAX when @as is
+ * not of @im. prec_images_aspace_by_id() is the way back (*@ok false for
+ * an id that names nothing; 0 names NULL).
+ */
+uint64_t prec_images_aspace_id(const struct prec_images *im, const struct prec_aspace *as);
+struct prec_aspace *prec_images_aspace_by_id(struct prec_images *im, uint64_t id, bool *ok);
 int prec_aspace_pid(const struct prec_aspace *as);
 /* The time this generation ends (the next one's start), or UINT64_MAX. */
 uint64_t prec_aspace_end(const struct prec_aspace *as);

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Decoding in shards (ptdump(1), SHARDS): every shard K of N run by GNU
+# parallel, as a scheduler would, then --merge: each view writes the same
+# bytes, standard output and standard error, as the plain decode, for N = 1,
+# 2, 3 and 5, with parts as small as --buffer 4K makes them, on clean,
+# damaged and cut recordings. The merge does take events from the parts
+# (-v counts them), and takes no part whose entry state is not the one the
+# part before ended with (a part file altered to say so, checksum and all,
+# is decoded again). Then the bad input: K/N out of range or malformed,
+# parts of another trace, plan, N or build, cut or damaged part files,
+# shards missing or given twice, an unwritable -o.
+. "$(dirname "$0")/src/paths.sh"
+model_suite shard "$PROGS/loop" || { t_done; exit; }
+if ! command -v parallel >/dev/null; then
+	t_skip shard "GNU parallel is not installed (apt-get install parallel; make deps)"
+	t_done
+	exit
+fi
+
+emu_rec calls 'intel_pt//' "$PROGS/calls"
+emu_rec threads 'intel_pt/noretcomp/' "$PROGS/threads"
+emu_rec signals 'intel_pt//' "$PROGS/signals"
+emu_rec loopret 'intel_pt//' "$PROGS/loop" 8
+# A 64 KiB AUX area: many AUX chunks, and gaps where it filled.
+RECOPTS='-m 256K,64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 8
+
+# Damaged copies (as parallel.sh): payload bytes flipped in several AUX
+# chunks (the middle one always: a short recording has few), and the file
+# cut inside its last AUX chunk.
+python3 - loop.data <<'PY'
+import struct, sys
+src = open(sys.argv[1], 'rb').read()
+pos, aux = 32, []
+while pos + 40 <= len(src):
+    magic, typ, flags, raw, stored = struct.unpack_from('<IHHII', src, pos)
+    if typ == 5:
+        aux.append((pos, stored))
+    pos += 40 + (stored + 7) // 8 * 8
+d = bytearray(src)
+for p, st in set(aux[1::3] + [aux[len(aux) // 2]]):
+    d[p + 40 + st // 2] ^= 0xff
+open('damaged.data', 'wb').write(d)
+p, st = aux[-1]
+open('cut.data', 'wb').write(src[:p + 40 + st // 3])
+PY
+cmp -s loop.data damaged.data && t_fail "damaged.data is damaged"
+
+# shards NAME N: the N part files NAME.N.K of NAME.data, every shard run by GNU parallel.
+shards() {
+	rm -f "$1.$2".*
+	parallel --halt now,fail=1 "$PTDUMP" --buffer 4K --shard {}/"$2" -o "$1.$2".{} "$1.data" \
+		::: $(seq 1 "$2") 2>par.err ||
+		t_fail "$1: --shard K/$2 under parallel" "$(cat par.err)"
+}
+
+views=(--call-trace --call-ret-trace --branches --stats "--format=json --call-trace"
+	--report --windows --folded "--call-trace --durations" "--call-trace --no-plt")
+for f in calls threads signals loopret loop damaged cut; do
+	[ -e $f.data ] || continue
+	vs=("${views[@]}")
+	# every instruction of the small ones (the loops' would take long)
+	case $f in calls | threads | signals) vs+=(--insn-trace) ;; esac
+	for v in "${vs[@]}"; do
+		# shellcheck disable=SC2086
+		"$PTDUMP" $v $f.data >$f.plain 2>$f.plain.err
+		echo $? >>$f.plain.err
+		sum=$(cksum <$f.plain)
+		echo "$v ${sum// /:} $(cksum <$f.plain.err | tr ' ' :)" >>$f.sums
+	done
+	for n in 1 2 3 5; do
+		shards $f $n
+		while read -r v1 v2 rest; do
+			v="$v1"
+			case $v2 in --*) v="$v1 $v2" ;; *) rest="$v2 $rest" ;; esac
+			# shellcheck disable=SC2086
+			"$PTDUMP" $v --buffer 4K --merge $f.data $f.$n.* >m.out 2>m.err
+			echo $? >>m.err
+			got="$(cksum <m.out | tr ' ' :) $(cksum <m.err | tr ' ' :)"
+			if [ "$got" = "$rest" ]; then
+				t_pass "$f $v: $n shards merged = plain (${rest%% *})"
+			else
+				t_fail "$f $v: $n shards merged = plain" "$got / $rest
+$(head -3 m.err)"
+			fi
+		done <$f.sums
+	done
+done
+
+# The parts are used: most are taken from the shards, not decoded again.
+shards loopret 3
+"$PTDUMP" -v --stats --buffer 4K --merge loopret.data loopret.3.* 2>v.err >/dev/null
+taken=$(sed -n 's/.*--merge: \([0-9]*\) parts taken.*/\1/p' v.err)
+redone=$(sed -n 's/.*taken from the shards, \([0-9]*\) decoded again/\1/p' v.err)
+t_match "loopret: parts taken from 3 shards ($taken)" '^([2-9]|[1-9][0-9]+)$' "$taken"
+t_match "loopret: few decoded again ($redone: segment starts)" '^[0-2]$' "$redone"
+
+# A part whose entry state is not the true one (its time changed, its
+# file's checksum made good again) is decoded again, and the output stays.
+python3 - loopret.3.2 tampered.2 <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+# header 88 bytes; the first part: 6 u32, seg/lo/hi, then entry[32]: word 9 is the tsc
+off = 88 + 24 + 24 + 9 * 8
+struct.pack_into('<Q', d, off, struct.unpack_from('<Q', d, off)[0] ^ 0x5a5a)
+t = [0] * 256
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+    t[i] = c
+c = 0xffffffff
+for b in memoryview(d)[:len(d) - 8]:
+    c = t[(c ^ b) & 0xff] ^ (c >> 8)
+struct.pack_into('<I', d, len(d) - 8, c ^ 0xffffffff)
+open(sys.argv[2], 'wb').write(d)
+PY
+"$PTDUMP" --call-trace loopret.data >plain.ct 2>/dev/null
+"$PTDUMP" -v --call-trace --buffer 4K --merge loopret.data loopret.3.1 tampered.2 loopret.3.3 \
+	>tamp.ct 2>tamp.err
+t_eq "tampered part: merge exits 0" 0 $?
+if cmp -s plain.ct tamp.ct; then
+	t_pass "tampered part: the output is still the plain decode's"
+else
+	t_fail "tampered part: the output is still the plain decode's"
+fi
+r2=$(sed -n 's/.*taken from the shards, \([0-9]*\) decoded again/\1/p' tamp.err)
+t_eq "tampered part: decoded again" "$((redone + 1))" "$r2"
+
+# -j: a shard's parts decoded by worker threads make the same part file.
+"$PTDUMP" -j3 --buffer 4K --shard 2/3 -o j3.part loopret.data 2>/dev/null
+if cmp -s j3.part loopret.3.2; then
+	t_pass "-j3 --shard 2/3: the same part file as without -j"
+else
+	t_fail "-j3 --shard 2/3: the same part file as without -j"
+fi
+
+# -o -: the part file on standard output.
+"$PTDUMP" --shard 1/1 -o - calls.data >calls.std 2>/dev/null
+a=$("$PTDUMP" --call-trace calls.data 2>&1 | cksum)
+b=$("$PTDUMP" --call-trace --merge calls.data calls.std 2>&1 | cksum)
+t_eq "-o -: merged = plain" "$a" "$b"
+
+# err WHAT STATUS REGEX CMD...: CMD exits with STATUS and says REGEX.
+err() {
+	local what=$1 st=$2 re=$3 rc
+	shift 3
+	"$@" >/dev/null 2>e.err
+	rc=$?
+	t_eq "$what: exit $st" "$st" "$rc"
+	t_match "$what: says why" "$re" "$(cat e.err)"
+}
+err "--shard 0/3" 2 'K is from 1 to N' "$PTDUMP" --shard 0/3 -o x calls.data
+err "--shard 4/3" 2 'K is from 1 to N \(3\)' "$PTDUMP" --shard 4/3 -o x calls.data
+err "--shard 1/0" 2 'N is from 1 to 65536' "$PTDUMP" --shard 1/0 -o x calls.data
+err "--shard 2" 2 'takes K/N' "$PTDUMP" --shard 2 -o x calls.data
+err "--shard a/b" 2 'takes K/N' "$PTDUMP" --shard a/b -o x calls.data
+err "--shard 1/2x" 2 'takes K/N' "$PTDUMP" --shard 1/2x -o x calls.data
+err "--shard without -o" 2 'name it with -o PART' "$PTDUMP" --shard 1/2 calls.data
+err "-o without --shard" 2 '-o names the part file of --shard' "$PTDUMP" -o x calls.data
+err "--shard with a view" 2 'give --insn-trace to --merge' \
+	"$PTDUMP" --insn-trace --shard 1/2 -o x calls.data
+err "--shard and --merge" 2 'one at a time' "$PTDUMP" --shard 1/2 -o x --merge calls.data
+err "--shard -o unwritable" 1 '-o /nonexistent/dir/p: No such file' \
+	"$PTDUMP" --shard 1/2 -o /nonexistent/dir/p calls.data
+err "--merge without parts" 2 'takes the trace file, then its part files' \
+	"$PTDUMP" --merge calls.data
+err "--merge --events" 2 'not --events' "$PTDUMP" --events --merge loop.data loop.2.1 loop.2.2
+err "--merge --packets" 2 'renders the decoded views' \
+	"$PTDUMP" --packets --merge loop.data loop.2.1 loop.2.2
+err "a shard missing" 1 '1 of 3 shards missing: 2/3' \
+	"$PTDUMP" --buffer 4K --merge loop.data loop.3.1 loop.3.3
+err "a shard twice" 1 'shard 2/3 given twice' \
+	"$PTDUMP" --buffer 4K --merge loop.data loop.3.1 loop.3.2 loop.3.2 loop.3.3
+err "shards of two N" 1 'parts of one decode have the same N' \
+	"$PTDUMP" --buffer 4K --merge loop.data loop.3.1 loop.2.2 loop.3.3
+err "parts of another trace" 1 'a part of another trace file' \
+	"$PTDUMP" --buffer 4K --merge damaged.data loop.2.1 loop.2.2
+err "another --buffer" 1 'cut for --buffer 4096 bytes, not 0' \
+	"$PTDUMP" --merge loop.data loop.2.1 loop.2.2
+err "not a part file" 1 'calls.data: not a part file of ptdump --shard' \
+	"$PTDUMP" --merge loop.data calls.data
+err "no such part file" 1 'nothere: No such file' \
+	"$PTDUMP" --buffer 4K --merge loop.data loop.2.1 loop.2.2 nothere
+head -c 3000 loop.3.2 >cut.part
+err "a cut part file" 1 'cut.part: damaged or cut short' \
+	"$PTDUMP" --buffer 4K --merge loop.data loop.3.1 cut.part loop.3.3
+head -c 40 loop.3.2 >stub.part
+err "a part file cut in its header" 1 'stub.part: not a part file' \
+	"$PTDUMP" --buffer 4K --merge loop.data loop.3.1 stub.part loop.3.3
+cp loop.3.2 flip.part
+printf '\x55' | dd of=flip.part bs=1 seek=2000 conv=notrunc 2>/dev/null
+err "a damaged part file" 1 'flip.part: damaged or cut short .* --shard 2/3' \
+	"$PTDUMP" --buffer 4K --merge loop.data loop.3.1 flip.part loop.3.3
+cp loop.3.2 build.part
+printf 'X' | dd of=build.part bs=1 seek=16 conv=notrunc 2>/dev/null
+err "a part of another ptdump" 1 'build.part: written by another ptdump' \
+	"$PTDUMP" --buffer 4K --merge loop.data loop.3.1 build.part loop.3.3
+t_done
