@@ -102,6 +102,7 @@ pending = {}                         # CPU -> thread named next by an out
 ins = {}
 nsw = npre = nblk = 0
 last = {}                            # CPU -> time of its latest switch
+asleep = set()                       # threads out without PREEMPT, not in since
 for line in open(sys.argv[1]):
     f = line.split()
     if len(f) < 4 or "/" not in f[2]:
@@ -121,11 +122,16 @@ for line in open(sys.argv[1]):
                 npre += 1
             else:
                 nblk += 1
+                asleep.add(tid)
         m = re.search(r"(next|prev) \d+/(\d+)", line)
         if out:
             if cur[cpu] != tid:
                 sys.exit("CPU %d: out of %s while %s runs: %s" % (cpu, tid, cur[cpu], line.strip()))
             pending[cpu] = m.group(2) if m else None
+            # A CPU whose thread stops (sleeps, exits) picks a runnable one,
+            # never a sleeper; a sleeper comes back by preempting (its wakeup).
+            if m and "(preempted)" not in line and m.group(2) in asleep:
+                sys.exit("CPU %d: %s picked while asleep: %s" % (cpu, m.group(2), line.strip()))
             cur[cpu] = None
         else:
             if cur[cpu] is not None and not (cur[cpu] == "0" and tid != "0"):
@@ -134,6 +140,7 @@ for line in open(sys.argv[1]):
                 sys.exit("CPU %d: in of %s, the out named %s: %s" % (cpu, tid, pending[cpu], line.strip()))
             cur[cpu] = tid
             ins[tid] = ins.get(tid, 0) + 1
+            asleep.discard(tid)
         continue
 ran = {l.split("\t", 1)[0] for l in open(sys.argv[2])}
 missing = [t for t in ran if t not in ins]
