@@ -241,6 +241,7 @@ if rec pa2 2 0 -a -- "$PROGS/pingpong" 20 && [ ! -s pa2.got.err ]; then
 	else
 		t_fail "-a, pingpong on 2 CPUs: every thread decodes to its whole truth" "$res"
 	fi
+	w=
 	if res=$(switches pa2 2 2>&1) && w=$(waits_right pa2 20); then
 		t_pass "-a, pingpong on 2 CPUs: SWITCH_CPU_WIDE consistent, out without PREEMPT at each wait ($res; tid:outs $w)"
 	else
