@@ -939,13 +939,16 @@ static bool may_wait(int64_t num, uint64_t a1, uint64_t a2)
  * The thread enters a call that may sleep: its trace so far goes to the
  * host (the PT driver's pt_event_stop() at sched-out ends the AUX piece
  * with what the hardware wrote), then EMU_MSG_WAIT, so that the model
- * switches it out at this instant; EMU_MSG_WOKEN at the return.
+ * switches it out at this instant; EMU_MSG_WOKEN at the return. Called
+ * after emu_slot_commit(): a process killed during the call (the others
+ * asleep in it) leaves slots that agree with what was sent.
  */
 static void wait_begin(struct emu_thr *t, int64_t num, uint64_t a1, uint64_t a2)
 {
 	const struct emu_sysnr *s = &emu_arch.sys;
 
-	if (num == s->exit || num == s->exit_group || !may_wait(num, a1, a2))
+	if (num == s->exit || num == s->exit_group || num == s->execve || num == s->execveat ||
+	    !may_wait(num, a1, a2))
 		return;
 	emu_arch.flush_held(t);
 	emu_stream_flush(t);
@@ -996,10 +999,10 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	} else if (num == s->execveat) {
 		if ((int)a1 == AT_FDCWD && !a5)
 			do_exec(t, a2, a3, a4);
-	} else {
-		wait_begin(t, num, a1, a2);
 	}
 	emu_slot_commit(t, 0);
+	/* after the commit: what the slot says of the thread matches the trace it sends */
+	wait_begin(t, num, a1, a2);
 }
 
 /*
