@@ -351,6 +351,20 @@ static void x86_periodic(struct emu_thr *t, uint64_t ip)
 		emu_pt_periodic(&x86_of(t)->pt, ip, t->pkt_en && !t->filt_out);
 }
 
+/*
+ * The calls that may wait (tracer.c's may_wait()); epoll_pwait2 441 and
+ * futex_waitv 449 by number, which older headers lack.
+ */
+static const int64_t x86_waits[] = {
+	SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6, SYS_epoll_wait, SYS_epoll_pwait, 441,
+	SYS_nanosleep, SYS_clock_nanosleep, SYS_wait4, SYS_waitid, SYS_pause,
+	SYS_rt_sigsuspend, SYS_rt_sigtimedwait, SYS_accept, SYS_accept4, SYS_msgrcv,
+	SYS_semop, SYS_semtimedop, 449, -1
+};
+static const int64_t x86_reads[] = {
+	SYS_read, SYS_readv, SYS_recvfrom, SYS_recvmsg, SYS_recvmmsg, -1
+};
+
 const struct emu_arch emu_arch = {
 	.target = "x86_64",
 	.name = "software tracer",
@@ -362,6 +376,7 @@ const struct emu_arch emu_arch = {
 		.clone = SYS_clone, .clone3 = SYS_clone3,
 		.fork = SYS_fork, .vfork = SYS_vfork,
 		.wait4 = SYS_wait4, .waitid = SYS_waitid,
+		.waits = x86_waits, .reads = x86_reads, .futex = SYS_futex,
 	},
 	.thr_size = sizeof(struct x86_thr),
 	.tb_size = sizeof(struct emu_tb),

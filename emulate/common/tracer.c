@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "maps.h"
@@ -893,6 +894,76 @@ static int is_fork(int64_t num)
 	       (s->vfork >= 0 && num == s->vfork);
 }
 
+static bool listed(const int64_t *list, int64_t num)
+{
+	for (; list && *list >= 0; list++)
+		if (*list == num)
+			return true;
+	return false;
+}
+
+/*
+ * Whether syscall @num with arguments @a1, @a2 may put the thread to sleep:
+ * the kernel's scheduler then takes it off the run queue (__schedule() with
+ * prev->__state not TASK_RUNNING: block_task()) and the CPU runs another
+ * task. Whether it does sleep depends on others (a futex's value, a pipe's
+ * data), which the plugin cannot see without making every run different:
+ * every such call counts as one that sleeps. A read of a regular file or
+ * a directory does not count (its wait is for the disk, which the model
+ * has not); futex counts for its waiting operations only.
+ */
+static bool may_wait(int64_t num, uint64_t a1, uint64_t a2)
+{
+	const struct emu_sysnr *s = &emu_arch.sys;
+	struct stat st;
+
+	if (num == s->futex) {
+		/* FUTEX_WAIT, FUTEX_LOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI,
+		 * FUTEX_LOCK_PI2 (include/uapi/linux/futex.h), FUTEX_PRIVATE_FLAG
+		 * and FUTEX_CLOCK_REALTIME aside */
+		unsigned op = (unsigned)a2 & 0x7f;
+
+		return op == 0 || op == 6 || op == 9 || op == 11 || op == 13;
+	}
+	if (listed(s->waits, num))
+		return true;
+	if (!listed(s->reads, num))
+		return false;
+	/* qemu-user hands the guest's descriptors to the host's calls as they are */
+	if (fstat((int)a1, &st) < 0)
+		return false;
+	return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/*
+ * The thread enters a call that may sleep: its trace so far goes to the
+ * host (the PT driver's pt_event_stop() at sched-out ends the AUX piece
+ * with what the hardware wrote), then EMU_MSG_WAIT, so that the model
+ * switches it out at this instant; EMU_MSG_WOKEN at the return. Called
+ * after emu_slot_commit(): a process killed during the call (the others
+ * asleep in it) leaves slots that agree with what was sent.
+ */
+static void wait_begin(struct emu_thr *t, int64_t num, uint64_t a1, uint64_t a2)
+{
+	const struct emu_sysnr *s = &emu_arch.sys;
+
+	if (num == s->exit || num == s->exit_group || num == s->execve || num == s->execveat ||
+	    !may_wait(num, a1, a2))
+		return;
+	emu_arch.flush_held(t);
+	emu_stream_flush(t);
+	emu_send(EMU_MSG_WAIT, (uint32_t)t->tid, emu_now(), NULL, 0);
+	t->waiting = 1;
+}
+
+static void wait_end(struct emu_thr *t)
+{
+	if (!t->waiting)
+		return;
+	t->waiting = 0;
+	emu_send(EMU_MSG_WOKEN, (uint32_t)t->tid, emu_now(), NULL, 0);
+}
+
 static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1,
 		       uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
 		       uint64_t a7, uint64_t a8)
@@ -930,6 +1001,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 			do_exec(t, a2, a3, a4);
 	}
 	emu_slot_commit(t, 0);
+	/* after the commit: what the slot says of the thread matches the trace it sends */
+	wait_begin(t, num, a1, a2);
 }
 
 /*
@@ -1028,6 +1101,7 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 
 	if (!t || t->dead || !t->tid || emu_proc.broken)
 		return;
+	wait_end(t);
 	__atomic_store_n(&t->cloning, 0, __ATOMIC_RELEASE);
 	if (is_fork(num) && ret == 0 && getpid() != emu_proc.pid) {
 		child_after_fork(t);

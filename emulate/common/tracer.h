@@ -82,6 +82,7 @@ struct emu_thr {
 	/* syscall in flight */
 	int64_t sc_num;
 	int cloning;     /* inside clone(CLONE_THREAD): the creator of a new thread */
+	int waiting;     /* inside a syscall that waits: EMU_MSG_WAIT sent */
 	uint64_t sc_args[6];
 	/* ground truth: sl->tlen bytes unsent */
 	char *tbuf;
@@ -109,6 +110,13 @@ struct emu_sysnr {
 	int64_t clone, clone3; /* CLONE_THREAD in their flags makes a thread */
 	int64_t fork, vfork;
 	int64_t wait4, waitid; /* a parent learns how its child ended */
+	/*
+	 * The calls that wait (EMU_MSG_WAIT), each list ended by -1: @waits
+	 * always; @reads on a descriptor that is no regular file or
+	 * directory (a pipe, socket, terminal); @futex for its waiting ops.
+	 */
+	const int64_t *waits, *reads;
+	int64_t futex;
 };
 
 struct emu_arch {

@@ -460,6 +460,18 @@ static void etm_periodic(struct emu_thr *t, uint64_t ip)
 }
 
 /* The guest's system call numbers: the generic table arm64 uses. */
+/*
+ * The calls that may wait (tracer.c's may_wait()), by aarch64's numbers
+ * (include/uapi/asm-generic/unistd.h): pselect6, ppoll, epoll_pwait,
+ * epoll_pwait2, nanosleep, clock_nanosleep, wait4, waitid, rt_sigsuspend,
+ * rt_sigtimedwait, accept, accept4, msgrcv, semop, semtimedop, futex_waitv;
+ * read, readv, recvfrom, recvmsg, recvmmsg on pipes and sockets.
+ */
+static const int64_t a64_waits[] = {
+	72, 73, 22, 441, 101, 115, 260, 95, 133, 137, 202, 242, 188, 193, 192, 449, -1
+};
+static const int64_t a64_reads[] = { 63, 65, 207, 212, 243, -1 };
+
 const struct emu_arch emu_arch = {
 	.target = "aarch64",
 	.name = "CoreSight software tracer",
@@ -472,6 +484,7 @@ const struct emu_arch emu_arch = {
 		.clone = 220, .clone3 = 435,
 		.fork = -1, .vfork = -1,
 		.wait4 = 260, .waitid = 95,
+		.waits = a64_waits, .reads = a64_reads, .futex = 98,
 	},
 	.thr_size = sizeof(struct etm_thr),
 	.tb_size = sizeof(struct etm_tb),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The whole-system tracer's configuration: the text ptrec writes
- * (src/record/emusys.c), "key value" lines after "emu 1":
+ * (src/record/emusys.c), "key value" lines after "emu 2":
  *
  *	ram PATH            the file backing guest RAM
  *	ram_size N

@@ -23,7 +23,7 @@
  * Configuration: the host writes a text file (a memfd) whose descriptor the
  * plugin receives as "cfgfd=N"; the socket comes as "fd=N". Lines:
  *
- *	emu 1                          format version, first line
+ *	emu 2                          format version, first line
  *	qemu PATH                      the qemu-user binary (for exec)
  *	plugin PATH                    this plugin (for exec)
  *	start_paused 0|1
@@ -51,7 +51,7 @@
 
 #include <stdint.h>
 
-#define EMU_PROTO_VERSION 1
+#define EMU_PROTO_VERSION 2
 #define EMU_MSG_MAX (60 * 1024)
 /* Descriptor numbers the host gives the socket and the config in the child. */
 #define EMU_FD_SOCK 1021
@@ -197,6 +197,10 @@ enum emu_msg_type {
 	EMU_MSG_BYE,       /* a plugin instance ends; arg = instructions it saw retire */
 	EMU_MSG_REAPED,    /* the process reaped a child (wait4, waitid): arg =
 			    * EMU_REAPED_ARG(child pid, its wait status) */
+	EMU_MSG_WAIT,      /* thread tid enters a syscall that waits (futex wait,
+			    * sleeps, reads of pipes, poll, wait4, ...), its trace
+			    * sent before; arg = its process's clock (emu_now()) */
+	EMU_MSG_WOKEN,     /* ... and returns from it; arg = the clock then */
 };
 
 /* EMU_MSG_REAPED's arg: the pid above, the status in waitpid(2)'s form below. */

@@ -332,6 +332,10 @@ static int deliver(const struct emu_msg *m, const uint8_t *payload, const struct
 		return 0;
 	case EMU_MSG_REAPED:
 		return note_ended(h, (uint32_t)(m->arg >> 32), (int)(uint32_t)m->arg);
+	case EMU_MSG_WAIT:
+	case EMU_MSG_WOKEN:
+		return ops->sched ? ops->sched(ops->ctx, m->pid, m->tid, m->arg,
+					       m->type == EMU_MSG_WAIT) : 0;
 	}
 	return -EPROTO;
 }

@@ -68,6 +68,12 @@ struct prec_emu_ops {
 	 * the run ends and the area goes away.
 	 */
 	void (*trig_off)(void *ctx, uint32_t *trig_off);
+	/*
+	 * May be NULL. Thread @tid of process @pid enters a syscall that may
+	 * sleep (@wait; its trace up to there was handed over already) or
+	 * returns from it (!@wait), at @time of its process's clock.
+	 */
+	int (*sched)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, bool wait);
 };
 
 /* What a tracer is: constant. */

@@ -169,6 +169,13 @@ static void run_trig_off(void *ctx, uint32_t *flags)
 		c->ops->trig_off(c->ops->ctx, flags);
 }
 
+static int run_sched(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, bool wait)
+{
+	struct run_ctx *c = ctx;
+
+	return c->ops->sched ? c->ops->sched(c->ops->ctx, pid, tid, time, wait) : 0;
+}
+
 static int run_sideband(void *ctx, const void *rec, size_t size)
 {
 	struct run_ctx *c = ctx;
@@ -222,7 +229,7 @@ int prec_etm_run(const struct prec_etm_config *cfg, const struct prec_etm_ops *o
 {
 	struct run_ctx c = { .ops = ops };
 	struct prec_emu_ops run_ops = { .ctx = &c, .aux = run_aux, .sideband = run_sideband,
-					.trig_off = run_trig_off };
+					.trig_off = run_trig_off, .sched = run_sched };
 	struct prec_emurun run = { .tracer = &tracer, .cfg = cfg, .ops = ops ? &run_ops : NULL };
 	int r;
 

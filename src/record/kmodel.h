@@ -98,6 +98,13 @@ void prec_kmodel_watch_triggers(struct prec_kmodel *m, uint32_t *flags);
  * of the producer side without a run. 0 or a negative errno.
  */
 int prec_kmodel_emu_record(struct prec_kmodel *m, const void *rec, size_t size);
+/*
+ * As the tracer's EMU_MSG_WAIT (@wait) and EMU_MSG_WOKEN: thread @tid of
+ * process @pid enters a syscall that may sleep, or returns from it, at
+ * @time. For tests of the scheduler without a run. 0 or a negative errno.
+ */
+int prec_kmodel_emu_sched(struct prec_kmodel *m, uint32_t pid, uint32_t tid, uint64_t time,
+			  bool wait);
 /* The model as the recorder's kernel (valid until prec_kmodel_free()). */
 const struct prec_kernel *prec_kmodel_kernel(struct prec_kmodel *m);
 

@@ -32,14 +32,20 @@
  * turn: the k-th thread runs on CPU k mod N, the same in every run, and stays
  * there. QEMU runs the threads side by side; when a message of a thread comes
  * while another holds its CPU, the model switches them as the scheduler
- * would, with the switch records of the kernel (see run_on()). A thread's
- * EXIT leaves its CPU idle (pid and tid 0, the kernel's idle task).
+ * would, with the switch records of the kernel (see run_on()). A thread that
+ * enters a syscall that may sleep (EMU_MSG_WAIT) leaves its CPU, not
+ * runnable, until it returns (EMU_MSG_WOKEN) or sends anything else; a
+ * thread's EXIT leaves its CPU for good. The CPU a thread leaves goes to the
+ * runnable thread of that CPU that was preempted first, else to the idle
+ * task (pid and tid 0).
  */
 struct kthr {
 	uint32_t pid, tid;
 	int cpu;
 	bool dead;
+	bool waiting;  /* asleep in a syscall: not runnable */
 	uint64_t time; /* of its latest message */
+	uint64_t out_seq; /* when it was last preempted, in the model's count */
 };
 
 struct kcpu {
@@ -69,6 +75,7 @@ struct kemu {
 	size_t nthr;
 	struct kcpu *cpus;    /* m->nr_cpus of them */
 	unsigned next_cpu;    /* the CPU the next new thread gets */
+	uint64_t out_seq;     /* preemptions so far (kthr.out_seq) */
 	uint32_t *trig_off;   /* the run's shared flags (emu_shm.trig_off), or NULL */
 };
 
@@ -224,7 +231,7 @@ static struct kthr *thread_of(struct prec_kmodel *m, uint32_t pid, uint32_t tid)
 	if (PREC_ARRAY_RESERVE(x->thr, x->nthr, 1))
 		return NULL;
 	x->thr[x->nthr] = (struct kthr){ pid, tid, (int)(x->next_cpu++ % (unsigned)m->nr_cpus),
-					 false, 0 };
+					 false, false, 0, 0 };
 	return &x->thr[x->nthr++];
 }
 
@@ -278,6 +285,8 @@ static void switch_to(struct prec_kmodel *m, int cpu, const struct kcpu *next, u
 	if (prev.tid) {
 		struct kthr *pt = thread_of(m, prev.pid, prev.tid);
 
+		if (pt && preempt)
+			pt->out_seq = ++m->emu->out_seq;
 		end_piece(m, prev.tid, true, pt ? pt->time : c->time);
 	}
 	c->pid = next->pid;
@@ -299,6 +308,7 @@ static struct kthr *run_on(struct prec_kmodel *m, uint32_t pid, uint32_t tid, ui
 		return NULL;
 	if (time > t->time)
 		t->time = time;
+	t->waiting = false; /* it runs: whatever it waited for came */
 	c = &m->emu->cpus[t->cpu];
 	if (c->tid != tid && !t->dead) {
 		struct kcpu next = { pid, tid, 0 };
@@ -309,21 +319,57 @@ static struct kthr *run_on(struct prec_kmodel *m, uint32_t pid, uint32_t tid, ui
 	return t;
 }
 
-/* Thread @tid exited (its EXIT record): its CPU goes idle. */
-static void leave(struct prec_kmodel *m, uint32_t tid, uint64_t time)
+/*
+ * What @cpu runs when its thread stops being runnable (pick_next_task()):
+ * the runnable thread of that CPU preempted first (its place in the run
+ * queue; one never run yet comes first), else the idle task.
+ */
+static struct kcpu pick_next(const struct prec_kmodel *m, int cpu)
+{
+	const struct kemu *x = m->emu;
+	const struct kthr *best = NULL;
+	size_t i;
+
+	for (i = 0; i < x->nthr; i++) {
+		const struct kthr *t = &x->thr[i];
+
+		if (t->cpu != cpu || t->dead || t->waiting || t->tid == x->cpus[cpu].tid)
+			continue;
+		if (!best || t->out_seq < best->out_seq)
+			best = t;
+	}
+	return best ? (struct kcpu){ best->pid, best->tid, 0 } : (struct kcpu){ 0, 0, 0 };
+}
+
+/*
+ * Thread @tid stops being runnable at @time: it sleeps in a syscall
+ * (@dies false) or exited (its EXIT record). On its CPU the next thread
+ * runs, the switch-out saying no PREEMPT: perf_event_switch() sets it only
+ * for a task_is_runnable() one, and __schedule() took the sleeper off the
+ * run queue (block_task()) before context_switch() ->
+ * perf_event_task_sched_out().
+ */
+static void leave(struct prec_kmodel *m, uint32_t tid, uint64_t time, bool dies)
 {
 	struct kemu *x = m->emu;
 	size_t i;
 
 	for (i = 0; i < x->nthr; i++) {
 		struct kthr *t = &x->thr[i];
-		struct kcpu idle = { 0, 0, 0 };
+		struct kcpu next;
+		int cpu = t->cpu;
 
 		if (t->tid != tid || t->dead)
 			continue;
-		t->dead = true;
-		if (x->cpus[t->cpu].tid == tid)
-			switch_to(m, t->cpu, &idle, time, false);
+		if (dies)
+			t->dead = true;
+		else
+			t->waiting = true;
+		if (x->cpus[cpu].tid != tid)
+			return;
+		next = pick_next(m, cpu);
+		switch_to(m, cpu, &next, time, false);
+		return;
 	}
 }
 
@@ -334,8 +380,8 @@ static void all_idle(struct prec_kmodel *m, uint64_t time)
 	int c;
 
 	for (c = 0; c < m->nr_cpus; c++)
-		if (x->cpus[c].tid)
-			leave(m, x->cpus[c].tid, time);
+		while (x->cpus[c].tid)
+			leave(m, x->cpus[c].tid, time, true);
 }
 
 /* TICK_NSEC (include/vdso/jiffies.h) of the model's HZ: the emulated clock's tick. */
@@ -449,6 +495,27 @@ static void unthrottle_due(struct prec_kmodel *m, const struct km_sid *sid)
 		prec_km_emu_sync(m);
 }
 
+/*
+ * The parent @tid of FORK record @h when it sleeps already: the new thread
+ * told the tracer first (the record is the parent's, written in
+ * copy_process() while it ran), and the parent went on into a syscall that
+ * waits. The record goes to the parent's CPU; the parent stays asleep. NULL
+ * for any other record or parent.
+ */
+static struct kthr *fork_of_sleeper(struct prec_kmodel *m, const struct perf_event_header *h,
+				    uint32_t tid)
+{
+	struct kemu *x = m->emu;
+	size_t i;
+
+	if (h->type != PERF_RECORD_FORK)
+		return NULL;
+	for (i = 0; i < x->nthr; i++)
+		if (x->thr[i].tid == tid)
+			return x->thr[i].waiting && !x->thr[i].dead ? &x->thr[i] : NULL;
+	return NULL;
+}
+
 /* A side-band record (the tracer's trailer: PREC_EMU_SAMPLE_ID_TYPE) to its events. */
 static int emu_sideband(void *ctx, const void *rec, size_t size)
 {
@@ -487,7 +554,9 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 		sid.pid = prec_rd32((const uint8_t *)(h + 1) + 4);
 		sid.tid = prec_rd32((const uint8_t *)(h + 1) + 12);
 	}
-	t = run_on(m, sid.pid, sid.tid, sid.time);
+	t = fork_of_sleeper(m, h, sid.tid);
+	if (!t)
+		t = run_on(m, sid.pid, sid.tid, sid.time);
 	if (!t) {
 		pthread_mutex_unlock(&m->lock);
 		return -ENOMEM;
@@ -512,7 +581,7 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 		if (h->type == PERF_RECORD_FORK && !thread_of(m, prec_rd32(b), prec_rd32(b + 8)))
 			cpu = -1;
 		else if (h->type == PERF_RECORD_EXIT)
-			leave(m, prec_rd32(b + 8), sid.time);
+			leave(m, prec_rd32(b + 8), sid.time, true);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return cpu < 0 ? -ENOMEM : 0;
@@ -691,6 +760,37 @@ static int emu_aux(void *ctx, uint32_t pid, uint32_t tid, uint64_t offset, const
 	return cpu < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * Thread @tid enters a syscall that may sleep (@wait), its trace up to
+ * there handed over: it leaves its CPU (leave()). Or it returns from it: it
+ * runs again, switched in on its CPU (run_on(): try_to_wake_up() puts it
+ * back on the run queue, and the model's CPU takes it at once, as
+ * wakeup_preempt() may).
+ */
+static int emu_sched(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, bool wait)
+{
+	struct prec_kmodel *m = ctx;
+	struct kthr *t;
+	int err = 0;
+
+	pthread_mutex_lock(&m->lock);
+	heard_of(m->emu, pid);
+	/* It made the call, so it ran: switched in first if another had its CPU since. */
+	t = run_on(m, pid, tid, time);
+	if (!t)
+		err = -ENOMEM;
+	else if (wait && !t->dead)
+		leave(m, tid, time, false);
+	pthread_mutex_unlock(&m->lock);
+	return err;
+}
+
+int prec_kmodel_emu_sched(struct prec_kmodel *m, uint32_t pid, uint32_t tid, uint64_t time,
+			  bool wait)
+{
+	return m->emu ? emu_sched(m, pid, tid, time, wait) : -ENODEV;
+}
+
 static int emu_stream(void *ctx, uint32_t pid, uint32_t tid, unsigned index, uint8_t csid)
 {
 	(void)ctx;
@@ -737,12 +837,13 @@ static void *run_thread(void *arg)
 		r = sys_run(m);
 	} else if (x->cfg.pt) {
 		struct prec_emu_ops ops = { .ctx = m, .aux = emu_aux, .sideband = emu_record,
-					    .trig_off = emu_trig_off };
+					    .trig_off = emu_trig_off, .sched = emu_sched };
 
 		r = prec_emu_run(&x->pt, &ops, &x->wstatus, &x->diag);
 	} else {
 		struct prec_etm_ops ops = { .ctx = m, .stream = emu_stream, .aux = emu_aux,
-					    .sideband = emu_record, .trig_off = emu_trig_off };
+					    .sideband = emu_record, .trig_off = emu_trig_off,
+					    .sched = emu_sched };
 
 		r = prec_etm_run(&x->etm, &ops, &x->wstatus, &x->diag);
 	}

@@ -21,7 +21,7 @@
 #    and its trace decodes to the truth, per CPU and per thread.
 . "$(dirname "$0")/src/paths.sh"
 
-model_suite "per-CPU model recordings" "$PROGS/threads" "$PROGS/forkexec" || { t_done; exit; }
+model_suite "per-CPU model recordings" "$PROGS/threads" "$PROGS/forkexec" "$PROGS/pingpong" || { t_done; exit; }
 . "$SRC/truth.sh"
 truth_build || { t_done; exit; }
 
@@ -100,7 +100,9 @@ ncpu = int(sys.argv[3])
 cur = {c: "0" for c in range(ncpu)}   # running thread per CPU; "0" idle
 pending = {}                         # CPU -> thread named next by an out
 ins = {}
-nsw = 0
+nsw = npre = nblk = 0
+last = {}                            # CPU -> time of its latest switch
+asleep = set()                       # threads out without PREEMPT, not in since
 for line in open(sys.argv[1]):
     f = line.split()
     if len(f) < 4 or "/" not in f[2]:
@@ -110,12 +112,26 @@ for line in open(sys.argv[1]):
     kind = f[3]
     if kind == "SWITCH":
         nsw += 1
+        t = float(f[0])
+        if t < last.get(cpu, 0):
+            sys.exit("CPU %d: a switch back in time: %s" % (cpu, line.strip()))
+        last[cpu] = t
         out = f[4] == "out"
+        if out and tid != "0":
+            if "(preempted)" in line:
+                npre += 1
+            else:
+                nblk += 1
+                asleep.add(tid)
         m = re.search(r"(next|prev) \d+/(\d+)", line)
         if out:
             if cur[cpu] != tid:
                 sys.exit("CPU %d: out of %s while %s runs: %s" % (cpu, tid, cur[cpu], line.strip()))
             pending[cpu] = m.group(2) if m else None
+            # A CPU whose thread stops (sleeps, exits) picks a runnable one,
+            # never a sleeper; a sleeper comes back by preempting (its wakeup).
+            if m and "(preempted)" not in line and m.group(2) in asleep:
+                sys.exit("CPU %d: %s picked while asleep: %s" % (cpu, m.group(2), line.strip()))
             cur[cpu] = None
         else:
             if cur[cpu] is not None and not (cur[cpu] == "0" and tid != "0"):
@@ -124,6 +140,7 @@ for line in open(sys.argv[1]):
                 sys.exit("CPU %d: in of %s, the out named %s: %s" % (cpu, tid, pending[cpu], line.strip()))
             cur[cpu] = tid
             ins[tid] = ins.get(tid, 0) + 1
+            asleep.discard(tid)
         continue
 ran = {l.split("\t", 1)[0] for l in open(sys.argv[2])}
 missing = [t for t in ran if t not in ins]
@@ -132,13 +149,32 @@ if missing:
 busy = [c for c in cur if cur[c] not in ("0", None)]
 if busy:
     sys.exit("CPUs not idle at the end: %s" % busy)
-print("switches %d threads %d" % (nsw, len(ins)))
+print("switches %d threads %d, outs preempted %d, not preempted %d" % (nsw, len(ins), npre, nblk))
 EOF
+}
+
+# waits_right NAME ROUNDS: pingpong's threads leave their CPU without PREEMPT
+# (asleep) once per call that waits and once at their exit: the first
+# worker ROUNDS reads of its pipe and a nanosleep, the others ROUNDS reads;
+# the main thread, waiting in pthread_join() and a read, at least twice.
+# Prints the counts, or what differs.
+waits_right() {
+	awk -v r="$2" 'NR == FNR { ord[FNR] = $1; n = FNR; next }
+		$4 == "SWITCH" && $5 == "out" && $0 !~ /preempted/ {
+			split($3, a, "/"); blk[a[2]]++ }
+		END {
+			want[ord[1]] = 2; want[ord[2]] = r + 2; want[ord[3]] = r + 1; want[ord[4]] = r + 1
+			for (i = 1; i <= n; i++) {
+				t = ord[i]; s = s sep t ":" blk[t] + 0; sep = " "
+				if (i == 1 ? blk[t] < want[t] : blk[t] != want[t]) bad = 1
+			}
+			print s; exit bad || n != 4 }' "$1.sched" "$1.sb"
 }
 
 # ---- threads and forks on 2 and 3 CPUs, per-CPU rings of the workload's task events ----
 
-for run in "th2 2 0 threads 300" "th3 3 0 threads 300" "fk3 3 3 forkexec 200"; do
+for run in "th2 2 0 threads 300" "th3 3 0 threads 300" "fk3 3 3 forkexec 200" \
+	"pp2 2 0 pingpong 20" "pp3 3 0 pingpong 20"; do
 	read -r name ncpu status prog arg <<<"$run"
 	if rec "$name" "$ncpu" "$status" -- "$PROGS/$prog" "$arg" && [ ! -s "$name.got.err" ]; then
 		t_pass "$prog on $ncpu CPUs: records and decodes without errors"
@@ -160,6 +196,12 @@ for run in "th2 2 0 threads 300" "th3 3 0 threads 300" "fk3 3 3 forkexec 200"; d
 		t_pass "$prog on $ncpu CPUs: PERF_RECORD_SWITCH of the task events consistent ($res)"
 	else
 		t_fail "$prog on $ncpu CPUs: PERF_RECORD_SWITCH consistent" "$res"
+	fi
+	[ "$prog" = pingpong ] || continue
+	if res=$(waits_right "$name" "$arg"); then
+		t_pass "$prog on $ncpu CPUs: a switch out without PREEMPT at each call that waits, and at the exit (tid:outs $res)"
+	else
+		t_fail "$prog on $ncpu CPUs: a switch out without PREEMPT at each call that waits" "tid:outs $res; want main >= 3, workers $((arg + 2)) $((arg + 1)) $((arg + 1))"
 	fi
 done
 nsw=$(grep -c ' SWITCH ' th2.sb)
@@ -188,6 +230,34 @@ if rec all3 3 0 -a -- "$PROGS/threads" 300 && [ ! -s all3.got.err ]; then
 	t_match "-a on 3 CPUs: the file says 3 CPUs" ', 3 CPUs,' "$("$PTDUMP" --info all3.data)"
 else
 	t_fail "-a on 3 CPUs: records and decodes" "$(head -n 3 all3.err all3.got.err 2>/dev/null)"
+fi
+
+# Threads that sleep: a CPU whose thread waits runs the idle task, or a
+# runnable thread of that CPU; SWITCH_CPU_WIDE names it.
+if rec pa2 2 0 -a -- "$PROGS/pingpong" 20 && [ ! -s pa2.got.err ]; then
+	sched pa2 2 >pa2.sched
+	if res=$(per_thread pa2); then
+		t_pass "-a, pingpong on 2 CPUs: every thread decodes to its whole truth ($res)"
+	else
+		t_fail "-a, pingpong on 2 CPUs: every thread decodes to its whole truth" "$res"
+	fi
+	w=
+	if res=$(switches pa2 2 2>&1) && w=$(waits_right pa2 20); then
+		t_pass "-a, pingpong on 2 CPUs: SWITCH_CPU_WIDE consistent, out without PREEMPT at each wait ($res; tid:outs $w)"
+	else
+		t_fail "-a, pingpong on 2 CPUs: SWITCH_CPU_WIDE consistent, out at each wait" "$res; tid:outs $w"
+	fi
+	# out of a sleeping thread to the idle task, to another thread; the idle task's out
+	ni=$(awk '$4 == "SWITCH" && $5 == "out" && $3 != "0/0" && !/preempted/ && / next 0\/0/' pa2.sb | wc -l)
+	nt=$(awk '$4 == "SWITCH" && $5 == "out" && $3 != "0/0" && !/preempted/ && !/ next 0\/0/' pa2.sb | wc -l)
+	no=$(awk '$4 == "SWITCH" && $5 == "out" && $3 == "0/0"' pa2.sb | wc -l)
+	if [ "$ni" -gt 0 ] && [ "$no" -gt 1 ]; then
+		t_pass "-a, pingpong on 2 CPUs: waits leave CPUs idle ($ni to the idle task, $nt to another thread, $no outs of the idle task)"
+	else
+		t_fail "-a, pingpong on 2 CPUs: waits leave CPUs idle" "$ni to idle, $nt to a thread, $no outs of idle"
+	fi
+else
+	t_fail "-a, pingpong on 2 CPUs: records and decodes" "$(head -n 3 pa2.err pa2.got.err 2>/dev/null)"
 fi
 
 # ---- -C: the listed CPUs' threads, the side-band of every CPU ----

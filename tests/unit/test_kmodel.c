@@ -724,9 +724,90 @@ static void throttle(void)
 	prec_kmodel_free(m);
 }
 
+/*
+ * CPU 0's switch records as "O|O+|I TID>NEXT|TID<PREV@TIME" (O+: out with
+ * PREEMPT), from SWITCH_CPU_WIDE records with a TID|TIME trailer.
+ */
+static void switch_text(const void *base, long page, char *out, size_t size)
+{
+	const struct perf_event_mmap_page *pg = base;
+	const uint8_t *d = (const uint8_t *)base + page;
+	uint64_t pos, head = pg->data_head;
+	size_t n = 0;
+
+	out[0] = 0;
+	for (pos = 0; pos + 8 <= head && n + 48 < size;) {
+		const struct perf_event_header *h = (const void *)(d + pos);
+		const uint8_t *b = (const uint8_t *)(h + 1);
+		bool o = h->misc & PERF_RECORD_MISC_SWITCH_OUT;
+
+		pos += h->size;
+		if (h->type != PERF_RECORD_SWITCH_CPU_WIDE || h->size != 32)
+			continue;
+		n += (size_t)snprintf(out + n, size - n, "%s%s %u%c%u@%llu", n ? " " : "",
+				      !o ? "I" : h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? "O+" : "O",
+				      prec_rd32(b + 12), o ? '>' : '<', prec_rd32(b + 4),
+				      (unsigned long long)prec_rd64(b + 16));
+	}
+}
+
+/*
+ * The scheduler with threads that sleep: threads 100 and 102 share CPU 0
+ * (101 has CPU 1). A thread that waits leaves its CPU without PREEMPT, to
+ * the runnable thread preempted first, else to the idle task; one that
+ * returns from its wait takes its CPU back, the holder preempted; a wait
+ * that comes late (the clock of another process) does not take the CPU's
+ * switches back in time.
+ */
+static void sched_waits(void)
+{
+	struct prec_kmodel *m = prec_kmodel_new(2);
+	struct prec_emu_config pt = { 0 };
+	struct prec_kmodel_emu cfg = { .aux_type = AUX_TYPE, .pt = &pt };
+	struct prec_attr a;
+	const struct prec_kernel *k;
+	long page = sysconf(_SC_PAGESIZE);
+	void *base = NULL;
+	char text[1024];
+	int fd;
+
+	if (!T_OK(m) || !T_OK(!prec_kmodel_emulate(m, &cfg))) {
+		prec_kmodel_free(m);
+		return;
+	}
+	k = prec_kmodel_kernel(m);
+	make_attr(&a, E_DUMMY, 0);
+	a.context_switch = 1;
+	a.sample_id_all = 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	fd = k->open(k->ctx, &a, -1, 0, -1, 0);
+	if (T_OK(fd >= 0) &&
+	    T_OK(!k->mmap(k->ctx, fd, (size_t)page * 9, 0, PROT_READ | PROT_WRITE, &base)) &&
+	    T_OK(!k->ioctl(k->ctx, fd, PERF_EVENT_IOC_ENABLE, 0))) {
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 100, 10, false), 0);
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 101, 20, false), 0); /* CPU 1 */
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 30, false), 0); /* preempts 100 */
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 40, true), 0);  /* 100 runs again */
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 100, 35, true), 0);  /* late: at 40 */
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 101, 45, true), 0);  /* CPU 1 */
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 50, false), 0);
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 60, true), 0);
+		switch_text(base, page, text, sizeof(text));
+		T_EQ_STR(text, "O+ 0>100@10 I 100<0@10 O+ 100>102@30 I 102<100@30 "
+			       "O 102>100@40 I 100<102@40 O 100>0@40 I 0<100@40 "
+			       "O+ 0>102@50 I 102<0@50 O 102>0@60 I 0<102@60");
+	}
+	if (base)
+		k->munmap(k->ctx, base, (size_t)page * 9);
+	if (fd >= 0)
+		k->close(k->ctx, fd);
+	prec_kmodel_free(m);
+}
+
 static const struct t_case cases[] = {
 	T(rules_model), T(rules_kernel), T(aux_model_only), T(fds_and_poll), T(recorder_over_model),
 	T(exec_enables_once), T(mlock_budget), T(addr_filters), T(trigger_flags), T(throttle),
+	T(sched_waits),
 };
 
 int main(int argc, char **argv)
