@@ -11,7 +11,8 @@
  * backing the guest's RAM. src/record/emusys.h documents its layout. Before
  * the workload runs: the kernel's symbols (/proc/kallsyms) and its pid;
  * when it ends (a ptrace exit stop, its mappings still in place): its
- * executable mappings (/proc/PID/maps) and then its exit status.
+ * executable mappings (/proc/PID/maps) and then its exit status. From the
+ * host: a signal for the workload (the mailbox's sig), looked at while it runs.
  *
  * The workload's process calls ptrec_guest_mark() just before it execs the
  * workload; the tracer watches that address to learn which kernel task it is.
@@ -114,6 +115,10 @@ static void setup_stdio(void)
 
 static void child(char **argv)
 {
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 	raise(SIGSTOP);
 	ptrec_guest_mark();
@@ -121,10 +126,45 @@ static void child(char **argv)
 	_exit(127);
 }
 
+static void on_chld(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Waits for the child's next change of state, looking at the mailbox's
+ * signal from the host every PREC_EMUSYS_MB_POLL_MS meanwhile (SIGCHLD is
+ * blocked: one that comes between the look and the wait ends the wait at
+ * once); sends that signal to @pid once. The waitpid() result.
+ */
+static pid_t wait_child(pid_t pid, int *st, int *sent)
+{
+	const struct timespec poll = { 0, PREC_EMUSYS_MB_POLL_MS * 1000000L };
+	sigset_t chld;
+	pid_t w;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		uint32_t sig;
+
+		w = waitpid(pid, st, WNOHANG);
+		if (w != 0 && !(w < 0 && errno == EINTR))
+			return w;
+		sig = mb->sig;
+		if (sig && sig < 65 && !*sent) {
+			*sent = 1;
+			kill(pid, (int)sig);
+			continue;
+		}
+		sigtimedwait(&chld, NULL, &poll);
+	}
+}
+
 /* Runs the child until it exits; its wait status. */
 static int supervise(pid_t pid)
 {
-	int st;
+	int st, sent = 0;
 
 	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
 		return st;
@@ -134,11 +174,8 @@ static int supervise(pid_t pid)
 	for (;;) {
 		int sig = 0;
 
-		if (waitpid(pid, &st, 0) != pid) {
-			if (errno == EINTR)
-				continue;
+		if (wait_child(pid, &st, &sent) != pid)
 			return -1;
-		}
 		if (WIFEXITED(st) || WIFSIGNALED(st))
 			return st;
 		if (!WIFSTOPPED(st))
@@ -157,6 +194,8 @@ static int supervise(pid_t pid)
 
 int main(void)
 {
+	struct sigaction sa;
+	sigset_t chld;
 	char **argv;
 	pid_t pid;
 	int fd, st;
@@ -180,6 +219,14 @@ int main(void)
 	}
 	mb->ksyms_len = copy_in("/proc/kallsyms", PREC_EMUSYS_MB_KSYMS, PREC_EMUSYS_MB_KSYMS_MAX);
 	setup_stdio();
+	/* SIGCHLD blocked (and caught: init ignores signals it has no handler for). */
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_chld;
+	sa.sa_flags = 0;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
 	pid = fork();
 	if (pid == 0)
 		child(argv);

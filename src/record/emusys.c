@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,6 +359,48 @@ static const struct prec_emurun_tracer tracer = {
 		     "(apt-get install qemu-system-x86)",
 };
 
+/* ---- while it runs: a signal for the workload ---- */
+
+void prec_emusys_ctl_init(struct prec_emusys_ctl *ctl)
+{
+	pthread_mutex_init(&ctl->lock, NULL);
+	ctl->ram_fd = -1;
+}
+
+int prec_emusys_signal(struct prec_emusys_ctl *ctl, int sig)
+{
+	uint32_t v = (uint32_t)sig, old = 0;
+	int r = -ESRCH;
+	const off_t off = (off_t)(PREC_EMUSYS_MB_PHYS + offsetof(struct prec_emusys_mb, sig));
+
+	pthread_mutex_lock(&ctl->lock);
+	if (ctl->ram_fd >= 0) {
+		/* The first one stays: the guest may have sent it already. */
+		r = pread_full(ctl->ram_fd, &old, sizeof(old), (uint64_t)off);
+		if (!r && !old && pwrite(ctl->ram_fd, &v, sizeof(v), off) != sizeof(v))
+			r = -errno;
+	}
+	pthread_mutex_unlock(&ctl->lock);
+	return r;
+}
+
+/* Opens (@on) or closes the way to the guest. */
+static void ctl_open(struct sysrun *s, bool on)
+{
+	struct prec_emusys_ctl *ctl = s->cfg->ctl;
+
+	if (!ctl)
+		return;
+	pthread_mutex_lock(&ctl->lock);
+	if (on && ctl->ram_fd < 0)
+		ctl->ram_fd = open(s->ram, O_RDWR | O_CLOEXEC);
+	if (!on && ctl->ram_fd >= 0) {
+		close(ctl->ram_fd);
+		ctl->ram_fd = -1;
+	}
+	pthread_mutex_unlock(&ctl->lock);
+}
+
 /* ---- after the run: the mailbox and the kernel text ---- */
 
 /* @len bytes (at most @max) of the mailbox at @off, as a string. */
@@ -485,7 +528,9 @@ int prec_emusys_run(const struct prec_emusys_config *cfg, const struct prec_emu_
 		run.start_paused = cfg->pt->start_paused;
 		run.argv = cfg->pt->argv;
 		run.insns = cfg->pt->insns;
+		ctl_open(s, true);
 		r = prec_emurun_run(&run, &wstatus, diag);
+		ctl_open(s, false);
 	}
 	if (r == 0)
 		r = read_back(s, res, diag);

@@ -18,6 +18,7 @@
 #ifndef PREC_EMUSYS_H
 #define PREC_EMUSYS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,12 +40,23 @@ struct prec_emusys_trigger {
 	bool user, kernel; /* ...of these privilege levels */
 };
 
+/*
+ * The way to the guest while it runs: the file backing its RAM, open for
+ * writing the mailbox's signal (emusys_mb.h). Set up by the caller with
+ * prec_emusys_ctl_init(); the run opens and closes @ram_fd.
+ */
+struct prec_emusys_ctl {
+	pthread_mutex_t lock;
+	int ram_fd; /* -1 outside the run */
+};
+
 struct prec_emusys_config {
 	const struct prec_emu_config *pt; /* intel_pt terms, qemu, plugin, truth, argv */
 	const char *guest_init;           /* ptrec-guest; required */
 	bool user, kernel;                /* the u and k of the intel_pt event */
 	const struct prec_emusys_trigger *triggers;
 	size_t ntriggers;
+	struct prec_emusys_ctl *ctl;      /* NULL: nothing reaches the guest */
 };
 
 /* What the guest left behind. */
@@ -68,6 +80,15 @@ struct prec_emusys_result {
  */
 int prec_emusys_run(const struct prec_emusys_config *cfg, const struct prec_emu_ops *ops,
 		    struct prec_emusys_result *res, struct prec_diag *diag);
+
+void prec_emusys_ctl_init(struct prec_emusys_ctl *ctl);
+
+/*
+ * Asks the guest's first process to send @sig to the workload (it looks
+ * every PREC_EMUSYS_MB_POLL_MS of the guest's time; the first signal asked
+ * for is the one sent). 0, or -ESRCH when no guest runs.
+ */
+int prec_emusys_signal(struct prec_emusys_ctl *ctl, int sig);
 
 void prec_emusys_result_free(struct prec_emusys_result *res);
 

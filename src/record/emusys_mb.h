@@ -25,6 +25,15 @@ struct prec_emusys_mb {
 	uint32_t status;    /* its wait status */
 	uint32_t ksyms_len; /* bytes of kallsyms text at PREC_EMUSYS_MB_KSYMS */
 	uint32_t maps_len;  /* bytes of maps text at PREC_EMUSYS_MB_MAPS */
+	/*
+	 * Host to guest: a signal for the workload (the model's kill(), e.g. at
+	 * the end of -d), written by the host into the RAM file while the guest
+	 * runs; the guest's first process looks at it every
+	 * PREC_EMUSYS_MB_POLL_MS and sends it to the workload once.
+	 */
+	uint32_t sig;
 };
+
+#define PREC_EMUSYS_MB_POLL_MS 20
 
 #endif

@@ -105,6 +105,12 @@ struct prec_kernel_tasks {
 	int (*wait)(void *ctx, bool block, int *wstatus, struct prec_diag *d);
 	/* Sends @sig to the workload if it still runs. */
 	void (*kill)(void *ctx, int sig);
+	/*
+	 * Optional: when the workload began to run (prec_now_ns()), 0 while
+	 * it has not yet: a model whose start takes long (the whole-system
+	 * tracer boots a guest first) counts -d from there. NULL: from start().
+	 */
+	uint64_t (*started_at)(void *ctx);
 };
 
 /* The real kernel. */

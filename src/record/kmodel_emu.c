@@ -61,6 +61,9 @@ struct kemu {
 	int result, wstatus;
 	struct prec_diag diag;
 	pid_t main_pid;     /* the workload's first process, once heard of */
+	uint64_t heard_ns;  /* prec_now_ns() then (atomic) */
+	uint64_t start_ns;  /* prec_now_ns() at t_start() */
+	struct prec_emusys_ctl ctl; /* the whole-system run's way to its guest */
 	int pending_sig;    /* a kill() before the workload was heard of */
 	struct pending *pend; /* pieces written, their end not yet heard of */
 	size_t npend;
@@ -144,7 +147,10 @@ static void heard_of(struct kemu *x, uint32_t pid)
 	if (x->main_pid || !pid)
 		return;
 	x->main_pid = (pid_t)pid;
-	if (x->pending_sig)
+	__atomic_store_n(&x->heard_ns, prec_now_ns(), __ATOMIC_RELEASE);
+	if (x->pending_sig && x->cfg.sys)
+		prec_emusys_signal(&x->ctl, x->pending_sig);
+	else if (x->pending_sig)
 		kill(x->main_pid, x->pending_sig);
 }
 
@@ -809,6 +815,7 @@ static int t_start(void *ctx, struct prec_diag *d)
 	prec_km_emu_sync(m);
 	address_filters(m);
 	pthread_mutex_unlock(&m->lock);
+	x->start_ns = prec_now_ns();
 	r = pthread_create(&x->thread, NULL, run_thread, m);
 	if (r)
 		return prec_diag_set(d, -r, -1, "cannot start the software tracer: %s", strerror(r));
@@ -841,22 +848,33 @@ static void t_kill(void *ctx, int sig)
 	struct prec_kmodel *m = ctx;
 	struct kemu *x = m->emu;
 
-	/*
-	 * The whole-system tracer's workload is a process of the guest: its pid
-	 * names nothing on this host, and nothing here can signal it. It runs
-	 * to its end (ptrec's own SIGINT and SIGTERM still stop QEMU: emurun.c
-	 * forwards them to it).
-	 */
-	if (x->cfg.sys)
-		return;
 	pthread_mutex_lock(&m->lock);
 	if (x->started && !__atomic_load_n(&x->done, __ATOMIC_ACQUIRE)) {
-		if (x->main_pid)
+		/*
+		 * The whole-system tracer's workload is a process of the guest:
+		 * its pid names nothing on this host. The guest's first process
+		 * sends it the signal, told through the mailbox (emusys.h).
+		 */
+		if (x->main_pid && x->cfg.sys)
+			prec_emusys_signal(&x->ctl, sig);
+		else if (x->main_pid)
 			kill(x->main_pid, sig);
 		else
 			x->pending_sig = sig;
 	}
 	pthread_mutex_unlock(&m->lock);
+}
+
+/*
+ * When the workload began to run: the first record of it, the exec of the
+ * guest's workload after the boot for the whole-system tracer. 0 before.
+ */
+static uint64_t t_started_at(void *ctx)
+{
+	struct prec_kmodel *m = ctx;
+
+	return m->emu->cfg.sys ? __atomic_load_n(&m->emu->heard_ns, __ATOMIC_ACQUIRE) :
+				 m->emu->start_ns;
 }
 
 /* @n bytes of @p at @off of @fd; 0 or -errno. */
@@ -959,6 +977,7 @@ static const struct prec_kernel_tasks emu_tasks = {
 	.start = t_start,
 	.wait = t_wait,
 	.kill = t_kill,
+	.started_at = t_started_at,
 };
 
 int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg)
@@ -979,6 +998,8 @@ int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg
 		x->sys = *cfg->sys;
 		x->pt = *cfg->sys->pt;
 		x->sys.pt = &x->pt;
+		prec_emusys_ctl_init(&x->ctl);
+		x->sys.ctl = &x->ctl;
 	} else if (cfg->pt) {
 		x->pt = *cfg->pt;
 	}

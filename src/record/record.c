@@ -2109,6 +2109,7 @@ static int synthesize(struct rec *r)
 struct kloop {
 	struct prec_workload wl;
 	bool have_wl, stopping;
+	bool deadline_wait; /* -d counts from the model's start of the workload */
 	int pidfd;
 	uint64_t t0, deadline, last_flush;
 	struct pollfd *pfd;
@@ -2417,7 +2418,9 @@ static int kernel_start(struct rec *r, struct kloop *k)
 	err = r->model ? 0 : rec_started(r);
 	if (err)
 		return err;
-	if (o->duration > 0)
+	if (o->duration > 0 && k->have_wl && r->k->tasks && r->k->tasks->started_at)
+		k->deadline_wait = true;
+	else if (o->duration > 0)
 		k->deadline = k->t0 + (uint64_t)(o->duration * 1e9);
 	if (o->switch_secs > 0)
 		r->sw_next = k->t0 + (uint64_t)(o->switch_secs * 1e9);
@@ -2466,6 +2469,12 @@ static bool kernel_should_stop(struct rec *r, struct kloop *k, bool stop_req)
 			return true;
 		wl_kill(r, k, SIGTERM);
 		k->stopping = true;
+	}
+	if (k->deadline_wait) {
+		uint64_t t = r->k->tasks->started_at(r->k->ctx);
+
+		k->deadline = t ? t + (uint64_t)(o->duration * 1e9) : 0;
+		k->deadline_wait = !t;
 	}
 	if (k->deadline && prec_now_ns() >= k->deadline) {
 		if (!k->have_wl)

@@ -80,6 +80,18 @@ canon_calls() {
 }
 . "$SRC/perfcalls.sh"
 
+# timed VAR CMD...: runs CMD; its wall-clock milliseconds in VAR, its status returned.
+timed() {
+	local v=$1 s e r
+	shift
+	s=$(date +%s%N)
+	"$@"
+	r=$?
+	e=$(date +%s%N)
+	printf -v "$v" '%s' $(( (e - s) / 1000000 ))
+	return $r
+}
+
 # newuname_window NAME LABEL SPEC RESUMER: records uname(1) with the window
 # SPEC around the kernel's newuname handler, opened by event RESUMER; the
 # decoded instructions equal the truth, the call trace starts at the handler
@@ -144,7 +156,7 @@ if ! cc -static -nostdlib -no-pie -o tiny "$TOP/tests/cli/src/decode_tiny.c" 2>c
 	t_fail "build decode_tiny" "$(cat cc.err)"
 elif ! cc -static -nostdlib -no-pie -o tiny "$TOP/tests/cli/src/decode_tiny.c" 2>cc.err; then
 	t_fail "build decode_tiny" "$(cat cc.err)"
-elif "$PTREC" record --emulate=system --kcore -q -o uk.data --emulate-truth uk.truth \
+elif timed base_ms "$PTREC" record --emulate=system --kcore -q -o uk.data --emulate-truth uk.truth \
 	-e 'intel_pt//uk' ./tiny 2 >uk.out 2>uk.err; then
 	t_pass "uk: records"
 	if r=$(insn_vs_truth uk); then
@@ -206,6 +218,48 @@ elif "$PTREC" record --emulate=system --kcore -q -o uk.data --emulate-truth uk.t
 	fi
 else
 	t_fail "uk: records" "$(cat uk.err)"
+fi
+
+# ---- -d: the end of the duration reaches the guest's workload ----
+# The model's kill() writes SIGTERM into the guest's mailbox; the guest's
+# first process sends it to the workload, which sleeps a second at a time
+# forever. -d counts from the workload's exec, after the boot: the workload
+# makes at most 3 one-second sleeps (guest time runs with the host's clock
+# under TCG), the last one cut short by the signal, and the whole run takes
+# a boot and about a second more (against the uk run above, a boot and a
+# short workload; the bound is generous for a busy machine).
+if ! cc -static -nostdlib -no-pie -O1 -fno-stack-protector -o sleeper \
+	"$TOP/tests/system/src/sleeper.c" 2>cc.err; then
+	t_fail "build sleeper" "$(cat cc.err)"
+else
+	timed dur_ms timeout 600 "$PTREC" record --emulate=system --kcore -q -o dur.data \
+		--emulate-truth dur.truth -e 'intel_pt//uk' -d 1 ./sleeper >dur.out 2>dur.err
+	rc=$?
+	t_eq "-d 1: the workload ends by SIGTERM in the guest (ptrec exits 143)" 143 "$rc"
+	if [ -n "${base_ms:-}" ]; then
+		if [ "$dur_ms" -le $(( 2 * base_ms + 60000 )) ]; then
+			t_pass "-d 1: the run takes ${dur_ms} ms, a boot and a short run ${base_ms} ms"
+		else
+			t_fail "-d 1: the run ends about a second after the boot" \
+				"${dur_ms} ms, against ${base_ms} ms for a boot and a short run"
+		fi
+	fi
+	t_match "-d 1: the file is complete" '^size: .*; complete' \
+		"$("$PTDUMP" --info dur.data 2>&1)"
+	if r=$(insn_vs_truth dur); then
+		t_pass "-d 1: instruction trace = truth ($r)"
+	else
+		t_fail "-d 1: instruction trace = truth" "$r"
+	fi
+	n=$(grep -c ' __x64_sys_nanosleep+0x0 ' dur.insn)
+	if [ "$n" -ge 1 ] && [ "$n" -le 3 ]; then
+		t_pass "-d 1: the workload slept $n times (one second each at most) before the signal"
+	else
+		t_fail "-d 1: the workload slept 1 to 3 times before the signal" "$n sleeps"
+	fi
+	t_eq "-d 1: the signal ends the last sleep: get_signal, then do_group_exit" \
+		"get_signal do_group_exit" \
+		"$(grep -oE ' (get_signal|do_group_exit)\+0x0 ' dur.insn | sed 's/+0x0//' | tail -2 | xargs)"
 fi
 
 t_done
