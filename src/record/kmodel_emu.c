@@ -54,6 +54,7 @@ struct kemu {
 	struct prec_emusys_config sys;
 	struct prec_emusys_result guest; /* what the whole-system run's guest left */
 	uint64_t exec_time;   /* of the workload's COMM_EXEC record */
+	bool late;            /* the whole-system run ended: its records come from the mailbox */
 	char *const *argv;
 	pthread_t thread;
 	bool started;
@@ -455,6 +456,30 @@ static void unthrottle_due(struct prec_kmodel *m, const struct km_sid *sid)
 		prec_km_emu_sync(m);
 }
 
+/*
+ * The whole-system tracer's PERF_RECORD_SWITCH: the guest switched the
+ * workload's task out of its CPU or back in (the plugin sees the guest's
+ * current_task change). The model's CPU goes idle or runs the thread
+ * again: switch_to() writes the SWITCH records (perf_event_switch()) and,
+ * going out, ends the AUX piece (pt_event_stop() at the sched-out).
+ * Without PREEMPT: the tracer cannot tell a preemption from a sleep.
+ */
+static int guest_switch(struct prec_kmodel *m, const struct prec_sample_id *sid, bool in)
+{
+	struct kthr *t = thread_of(m, sid->pid, sid->tid);
+	const struct kcpu idle = { 0, 0, 0 };
+
+	if (!t)
+		return -ENOMEM;
+	if (sid->time > t->time)
+		t->time = sid->time;
+	if (in)
+		return run_on(m, sid->pid, sid->tid, sid->time) ? 0 : -ENOMEM;
+	if (m->emu->cpus[t->cpu].tid == sid->tid)
+		switch_to(m, t->cpu, &idle, t->time, false);
+	return 0;
+}
+
 /* A side-band record (the tracer's trailer: PREC_EMU_SAMPLE_ID_TYPE) to its events. */
 static int emu_sideband(void *ctx, const void *rec, size_t size)
 {
@@ -484,6 +509,12 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 		pthread_mutex_unlock(&m->lock);
 		return 0;
 	}
+	if (h->type == PERF_RECORD_SWITCH) {
+		int r = guest_switch(m, &sid, !(h->misc & PERF_RECORD_MISC_SWITCH_OUT));
+
+		pthread_mutex_unlock(&m->lock);
+		return r;
+	}
 	if (h->type == PERF_RECORD_FORK && body >= 16) {
 		/*
 		 * perf_event_fork() runs in the parent (copy_process()): the
@@ -493,7 +524,8 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 		sid.pid = prec_rd32((const uint8_t *)(h + 1) + 4);
 		sid.tid = prec_rd32((const uint8_t *)(h + 1) + 12);
 	}
-	t = run_on(m, sid.pid, sid.tid, sid.time);
+	/* Records told after the run (the guest's mappings, dated at the exec) schedule nothing. */
+	t = m->emu->late ? thread_of(m, sid.pid, sid.tid) : run_on(m, sid.pid, sid.tid, sid.time);
 	if (!t) {
 		pthread_mutex_unlock(&m->lock);
 		return -ENOMEM;
@@ -727,6 +759,7 @@ static int sys_run(struct prec_kmodel *m)
 	int r = prec_emusys_run(&x->sys, &ops, &x->guest, &x->diag);
 
 	x->wstatus = x->guest.wstatus;
+	x->late = true;
 	if (!r && x->guest.maps)
 		r = prec_synth_maps((pid_t)x->guest.pid, x->guest.maps, x->exec_time,
 				    PREC_EMU_ID_PT, synth_record, m);

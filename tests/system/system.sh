@@ -135,13 +135,21 @@ if newuname_window seed "seed example" \
 	t_match "seed example: kallsyms and kernel text recorded" 'KSYMS .*KCORE' "$(echo $info)"
 	# Recorded through the model of the kernel: every event has the id the
 	# model gave it, the tracking event too, and its ring has the workload's
-	# mappings (at the exit, dated at the exec) and the switches of its CPU.
+	# mappings (at the exit, dated at the exec) and the switches of its CPU:
+	# in at the exec, then each of the guest's switches of the workload's
+	# task (the truth's S lines), and out at the end if the guest's last
+	# switch was not.
 	t_match "seed example: the tracking event has its id from the model" \
 		'ptrec:tracking +pmu software .* 1 id' "$info"
 	sb=$("$PTDUMP" --sideband seed.data 2>&1)
 	t_match "seed example: the workload's mappings reach the file" 'MMAP .* r-x .*/uname' "$sb"
-	t_eq "seed example: the model's CPU switches to the workload and back" "in out" \
-		"$(awk '$4 == "SWITCH" { printf "%s%s", n++ ? " " : "", $5 }' <<<"$sb")"
+	want=$(awk 'BEGIN { w = "in" } $1 == "S" { w = w " " $3 } END { if (w ~ /in$/) w = w " out"; print w }' seed.truth)
+	t_eq "seed example: the model's CPU switches as the guest's ($(grep -c '^S .* out' seed.truth) switches out)" \
+		"$want" "$(awk '$4 == "SWITCH" { printf "%s%s", n++ ? " " : "", $5 }' <<<"$sb")"
+	# The kernel's order at a sched-out: SWITCH out, then the AUX record of the piece it ends.
+	t_eq "seed example: each switch out ends an AUX piece" \
+		"$(grep -c '^S .* out' seed.truth)" \
+		"$(awk '$4 == "SWITCH" && $5 == "out" { o = 1; next } o && $4 == "AUX" { n++ } { o = 0 } END { print n + 0 }' <<<"$sb")"
 fi
 
 # ---- the same window with kernel function probes ----
