@@ -241,6 +241,43 @@ static int write_initrd(struct sysrun *s, const char *path, struct prec_diag *di
 				     prec_strerror(r)) : 0;
 }
 
+/* ---- uprobes: an address of a program that is loaded where its headers say ---- */
+
+int prec_emusys_uaddr(const char *path, uint64_t off, uint64_t *va, struct prec_diag *diag)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = -ENOEXEC;
+	GElf_Ehdr eh;
+	size_t n;
+	Elf *e;
+
+	if (fd < 0)
+		return prec_diag_set(diag, -errno, -1, "cannot read %s: %s", path, strerror(errno));
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	/* ET_EXEC: no load bias; a PIE's base is the guest's choice, which the plugin cannot see. */
+	if (e && gelf_getehdr(e, &eh) && eh.e_type == ET_EXEC && !elf_getphdrnum(e, &n)) {
+		for (size_t i = 0; i < n && r < 0; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    (ph.p_flags & PF_X) && off >= ph.p_offset &&
+			    off - ph.p_offset < ph.p_filesz) {
+				*va = ph.p_vaddr + (off - ph.p_offset);
+				r = 0;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	if (r < 0) {
+		prec_diag_set(diag, r, -1, "%s: a uprobe in the guest needs a non-PIE executable "
+			      "(ET_EXEC) and an offset in its code", path);
+		prec_diag_hint(diag, "build the program with -no-pie");
+	}
+	return r;
+}
+
 /* ---- the guest kernel ---- */
 
 static int find_kernel(char *out, size_t size, struct prec_diag *diag)
@@ -317,6 +354,11 @@ static int sys_prepare(const void *c, struct prec_buf *b, struct prec_diag *diag
 		if (t->period) {
 			prec_buf_printf(b, "trigger %d %s insns %" PRIu64 " %d %d\n", t->event_index,
 					act, t->period, t->user, t->kernel);
+			continue;
+		}
+		if (t->uaddr) {
+			prec_buf_printf(b, "trigger %d %s %s 0x%" PRIx64 "\n", t->event_index, act,
+					t->ret ? "uret" : "uentry", t->uaddr);
 			continue;
 		}
 		if (!t->func || strpbrk(t->func, " \n"))

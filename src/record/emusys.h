@@ -36,6 +36,7 @@ struct prec_emusys_trigger {
 	enum prec_emu_action action;
 	bool ret;          /* kretprobe: the return to the caller */
 	const char *func;  /* the kernel function (borrowed) */
+	uint64_t uaddr;    /* or a uprobe (uretprobe): this address of the program */
 	uint64_t period;   /* instructions/period=N: every N instructions */
 	bool user, kernel; /* ...of these privilege levels */
 };
@@ -80,6 +81,13 @@ struct prec_emusys_result {
  */
 int prec_emusys_run(const struct prec_emusys_config *cfg, const struct prec_emu_ops *ops,
 		    struct prec_emusys_result *res, struct prec_diag *diag);
+
+/*
+ * The address in the guest of file offset @off of the executable @path, for
+ * a uprobe on the workload's program: only a non-PIE one (ET_EXEC) is
+ * loaded at an address known before the run. 0, or -errno with @diag.
+ */
+int prec_emusys_uaddr(const char *path, uint64_t off, uint64_t *va, struct prec_diag *diag);
 
 void prec_emusys_ctl_init(struct prec_emusys_ctl *ctl);
 

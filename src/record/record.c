@@ -2817,6 +2817,15 @@ static int sys_triggers(struct rec *r, const struct prec_emu_config *cfg,
 			st[i].func = t->func;
 			continue;
 		}
+		if (t->kind == PREC_EMU_UPROBE || t->kind == PREC_EMU_URETPROBE) {
+			struct prec_diag d = { 0 };
+			int err = prec_emusys_uaddr(t->path, t->offset, &st[i].uaddr, &d);
+
+			if (err)
+				return rec_error(r, err, d.hint, "%s", d.msg);
+			st[i].ret = t->kind == PREC_EMU_URETPROBE;
+			continue;
+		}
 		if (t->kind == PREC_EMU_INSNS) {
 			st[i].period = t->period;
 			st[i].user = !e->attr.exclude_user;
@@ -2826,7 +2835,8 @@ static int sys_triggers(struct rec *r, const struct prec_emu_config *cfg,
 		if ((t->kind != PREC_EMU_SYS_ENTER && t->kind != PREC_EMU_SYS_EXIT) || !n ||
 		    t->nr < 0 || strncmp(n, "sys_e", 5) || !strchr(n + 5, '_'))
 			return rec_error(r, -EINVAL, "use kprobe:FUNCTION, kretprobe:FUNCTION, "
-					 "syscalls:sys_enter_NAME and sys_exit_NAME, or "
+					 "syscalls:sys_enter_NAME and sys_exit_NAME, uprobe:PROGRAM:"
+					 "FUNCTION, uretprobe:PROGRAM:FUNCTION or "
 					 "instructions/period=N/",
 					 "%s: the whole-system tracer takes kernel function probes, "
 					 "the tracepoints of one system call each and instruction "

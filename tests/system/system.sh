@@ -208,6 +208,31 @@ elif timed base_ms "$PTREC" record --emulate=system --kcore -q -o uk.data --emul
 		t_fail "counter: records" "$(cat cnt.err)"
 	fi
 	t_match "uk: user code is traced (_start)" '_start\+0x0 \(.*tiny\)' "$(cat uk.insn)"
+	# uprobes in the guest's workload (a non-PIE program: its addresses are
+	# known before the run): a window on outer(), one per iteration.
+	if "$PTREC" record --emulate=system -q -o up.data --emulate-truth up.truth \
+		-e '{intel_pt/aux-start-paused/u,uprobe:./tiny:outer/aux-resume/,uretprobe:./tiny:outer/aux-pause/}' \
+		./tiny 3 >up.out 2>up.err; then
+		if r=$(insn_vs_truth up); then
+			t_pass "uprobe window: instruction trace = truth ($r)"
+		else
+			t_fail "uprobe window: instruction trace = truth" "$r"
+		fi
+		calls=$("$PTDUMP" --call-trace up.data 2>&1)
+		t_eq "uprobe window: resumed at outer's entry once per iteration" 3 \
+			"$(grep -c 'resume trigger uprobe:.* outer+0x0 ' <<<"$calls")"
+		t_eq "uprobe window: paused at the return to _start once per iteration" 3 \
+			"$(grep -c 'pause trigger uretprobe:.* _start+0x' <<<"$calls")"
+		t_eq "uprobe window: the truth has 3 resumes" 3 "$(grep -c '^R ' up.truth)"
+	else
+		t_fail "uprobe window: records" "$(cat up.err)"
+	fi
+	# A PIE program's load address is the guest's choice: refused before the boot.
+	if cc -pie -fPIE -o pie "$TOP/tests/progs/calls.c" 2>cc.err; then
+		"$PTREC" record --emulate=system -q -o pie.data \
+			-e '{intel_pt/aux-start-paused/u,uprobe:./pie:main/aux-resume/}' ./pie >pie.out 2>pie.err
+		t_match "uprobe on a PIE program: refused, with the reason" 'non-PIE executable' "$(cat pie.err)"
+	fi
 	# Snapshot mode through the model: the AUX area in overwrite mode, one
 	# snapshot at the end; the whole run's trace fits in 64 KiB, so the
 	# snapshot decodes to the whole truth.
