@@ -146,10 +146,7 @@ if newuname_window seed "seed example" \
 	want=$(awk 'BEGIN { w = "in" } $1 == "S" { w = w " " $3 } END { if (w ~ /in$/) w = w " out"; print w }' seed.truth)
 	t_eq "seed example: the model's CPU switches as the guest's ($(grep -c '^S .* out' seed.truth) switches out)" \
 		"$want" "$(awk '$4 == "SWITCH" { printf "%s%s", n++ ? " " : "", $5 }' <<<"$sb")"
-	# The kernel's order at a sched-out: SWITCH out, then the AUX record of the piece it ends.
-	t_eq "seed example: each switch out ends an AUX piece" \
-		"$(grep -c '^S .* out' seed.truth)" \
-		"$(awk '$4 == "SWITCH" && $5 == "out" { o = 1; next } o && $4 == "AUX" { n++ } { o = 0 } END { print n + 0 }' <<<"$sb")"
+
 fi
 
 # ---- the same window with kernel function probes ----
@@ -207,6 +204,14 @@ elif timed base_ms "$PTREC" record --emulate=system --kcore -q -o uk.data --emul
 	else
 		t_fail "counter: records" "$(cat cnt.err)"
 	fi
+	# Traced all along (u and k), the workload leaves trace at each of the
+	# guest's switches out: the kernel's order at a sched-out is SWITCH out,
+	# then the AUX record of the piece it ends (perf_event_task_sched_out(),
+	# then pt_event_stop()'s perf_aux_output_end()).
+	sb=$("$PTDUMP" --sideband uk.data 2>&1)
+	t_eq "uk: each of the guest's switches out ends an AUX piece" \
+		"$(grep -c '^S .* out' uk.truth)" \
+		"$(awk '$4 == "SWITCH" && $5 == "out" { o = 1; next } o && $4 == "AUX" { n++ } { o = 0 } END { print n + 0 }' <<<"$sb")"
 	t_match "uk: user code is traced (_start)" '_start\+0x0 \(.*tiny\)' "$(cat uk.insn)"
 	# uprobes in the guest's workload (a non-PIE program: its addresses are
 	# known before the run): a window on outer(), one per iteration.
@@ -293,6 +298,29 @@ else
 	t_eq "-d 1: the signal ends the last sleep: get_signal, then do_group_exit" \
 		"get_signal do_group_exit" \
 		"$(grep -oE ' (get_signal|do_group_exit)\+0x0 ' dur.insn | sed 's/+0x0//' | tail -2 | xargs)"
+	# --snapshot-limit ends the recording as -d does: the workload says it
+	# sleeps, SIGUSR2 takes the one snapshot allowed, and its SIGTERM
+	# reaches the guest.
+	"$PTREC" record --emulate=system -S64K --snapshot-limit 1 -q -o lim.data \
+		-e 'intel_pt//uk' ./sleeper >lim.out 2>lim.err &
+	pid=$!
+	for _ in $(seq 600); do
+		grep -q sleeping lim.out 2>/dev/null && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	sleep 1
+	kill -USR2 "$pid" 2>/dev/null
+	for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -INT "$pid"
+		t_fail "--snapshot-limit 1: the guest's workload stops after the snapshot" "still running after 150 s"
+	fi
+	wait "$pid"
+	t_eq "--snapshot-limit 1: the workload ends by SIGTERM in the guest (ptrec exits 143)" 143 "$?"
+	t_eq "--snapshot-limit 1: one snapshot, on the signal" "1 on SIGUSR2" \
+		"$("$PTDUMP" --info lim.data | awk '/^snapshots:/ { on = 1; next }
+			on && $1 ~ /^#/ { n++; w = $(NF - 1) " " $NF } END { print n + 0 " " w }')"
 fi
 
 t_done
