@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
@@ -74,6 +75,26 @@ static uint32_t copy_in(const char *path, size_t off, size_t max)
 		n += (size_t)r;
 	close(fd);
 	return (uint32_t)n;
+}
+
+/*
+ * The kernel maps one vDSO image into every process: init's own, the
+ * [vdso] line of its maps, is the workload's (the decoder needs the
+ * guest kernel's, not the host's).
+ */
+static void copy_vdso(void)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR), lo, hi;
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (base && f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base && hi - lo <= PREC_EMUSYS_MB_VDSO_MAX) {
+			memcpy((char *)mb + PREC_EMUSYS_MB_VDSO, (const void *)lo, hi - lo);
+			mb->vdso_len = (uint32_t)(hi - lo);
+		}
+	if (f)
+		fclose(f);
 }
 
 static char **read_argv(void)
@@ -218,6 +239,7 @@ int main(void)
 		power_off();
 	}
 	mb->ksyms_len = copy_in("/proc/kallsyms", PREC_EMUSYS_MB_KSYMS, PREC_EMUSYS_MB_KSYMS_MAX);
+	copy_vdso();
 	setup_stdio();
 	/* SIGCHLD blocked (and caught: init ignores signals it has no handler for). */
 	sigemptyset(&sa.sa_mask);

@@ -493,6 +493,15 @@ static int read_back(struct sysrun *s, struct prec_emusys_result *res, struct pr
 	res->ksyms = ram_text(fd, PREC_EMUSYS_MB_KSYMS, mb.ksyms_len, PREC_EMUSYS_MB_KSYMS_MAX);
 	res->ksyms_len = res->ksyms ? strlen(res->ksyms) : 0;
 	res->maps = ram_text(fd, PREC_EMUSYS_MB_MAPS, mb.maps_len, PREC_EMUSYS_MB_MAPS_MAX);
+	if (mb.vdso_len && mb.vdso_len <= PREC_EMUSYS_MB_VDSO_MAX &&
+	    (res->vdso = malloc(mb.vdso_len))) {
+		if (pread_full(fd, res->vdso, mb.vdso_len, PREC_EMUSYS_MB_PHYS + PREC_EMUSYS_MB_VDSO)) {
+			free(res->vdso);
+			res->vdso = NULL;
+		} else {
+			res->vdso_len = mb.vdso_len;
+		}
+	}
 	st = res->ksyms ? ksym(res->ksyms, "_stext") : 0;
 	et = res->ksyms ? ksym(res->ksyms, "_etext") : 0;
 	/* nokaslr, phys_base 0: the image lies at physical (VA - __START_KERNEL_map). */
@@ -590,5 +599,6 @@ void prec_emusys_result_free(struct prec_emusys_result *res)
 	free(res->ksyms);
 	free(res->maps);
 	free(res->ktext);
+	free(res->vdso);
 	memset(res, 0, sizeof(*res));
 }

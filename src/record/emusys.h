@@ -70,6 +70,8 @@ struct prec_emusys_result {
 	uint64_t ktext_addr;
 	size_t ktext_len;
 	uint32_t pid;         /* the workload's pid in the guest */
+	uint8_t *vdso;        /* the guest kernel's vDSO image (malloc'd), or NULL */
+	size_t vdso_len;
 };
 
 /*

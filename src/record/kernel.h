@@ -78,7 +78,9 @@ struct prec_kernel {
 	 * The kernel's own files the recorder copies into the trace so that
 	 * kernel code decodes elsewhere: /proc/@name for "kallsyms", "modules"
 	 * and "kcore" (an ELF core file whose PT_LOAD segments map kernel
-	 * virtual addresses). Opens it for reading: an fd the caller closes
+	 * virtual addresses); and "vdso", the image of a model's own vDSO
+	 * (the guest kernel's, where the host's would be the wrong code). Opens
+	 * it for reading: an fd the caller closes
 	 * with close(2), or -errno (-ENOENT: this kernel has no such file).
 	 * NULL: none of them.
 	 */

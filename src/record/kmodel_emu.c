@@ -993,7 +993,10 @@ static int sys_proc_open(void *ctx, const char *name)
 	int fd = -ENOENT;
 
 	pthread_mutex_lock(&m->lock);
-	if (!__atomic_load_n(&m->emu->done, __ATOMIC_ACQUIRE) || !g->ksyms)
+	/* The vDSO is asked for when the workload's mappings arrive, at the end of the run. */
+	if (!strcmp(name, "vdso") && g->vdso)
+		fd = mem_file(name, g->vdso, g->vdso_len, 0, NULL, 0, 0);
+	else if (!__atomic_load_n(&m->emu->done, __ATOMIC_ACQUIRE) || !g->ksyms)
 		fd = -ENOENT;
 	else if (!strcmp(name, "kallsyms"))
 		fd = mem_file(name, g->ksyms, g->ksyms_len, 0, NULL, 0, 0);

@@ -2105,6 +2105,33 @@ static int synthesize(struct rec *r)
 	return err ? write_error(r, err) : 0;
 }
 
+/*
+ * A model's own vDSO for the embedder (prec_mapset_vdso_from()): the
+ * whole-system tracer's guest kernel's, through proc_open("vdso").
+ */
+static int model_vdso(void *ctx, void **bytes, size_t *n)
+{
+	struct rec *r = ctx;
+	struct stat st;
+	int fd;
+
+	if (!r->model || !r->k || !r->k->proc_open)
+		return -ENOENT;
+	fd = r->k->proc_open(r->k->ctx, "vdso");
+	if (fd < 0)
+		return fd;
+	*bytes = NULL;
+	if (!fstat(fd, &st) && st.st_size > 0 && (*bytes = malloc((size_t)st.st_size)) &&
+	    pread(fd, *bytes, (size_t)st.st_size, 0) == st.st_size)
+		*n = (size_t)st.st_size;
+	else {
+		free(*bytes);
+		*bytes = NULL;
+	}
+	close(fd);
+	return *bytes ? 0 : -EIO;
+}
+
 /* State of one kernel recording's main loop. */
 struct kloop {
 	struct prec_workload wl;
@@ -2333,6 +2360,7 @@ static int switch_file(struct rec *r, bool drain_first)
 	r->maps = err ? NULL : prec_mapset_new();
 	if (err || !r->maps)
 		return err ? err : -ENOMEM;
+	prec_mapset_vdso_from(r->maps, model_vdso, r);
 	err = open_writer(r, true, r->o->emulate);
 	err = err ? err : write_header(r);
 	err = err ? err : replay_state(r);
@@ -3088,6 +3116,8 @@ int prec_record(const struct prec_record_opts *o, struct prec_record_result *res
 	 */
 	r.exec_enable = o->argv && !o->system_wide && !o->cpus;
 	r.maps = prec_mapset_new();
+	if (r.maps)
+		prec_mapset_vdso_from(r.maps, model_vdso, &r);
 	r.throttled = calloc(prec_evlist_nr_events(o->el) + 1, sizeof(uint64_t));
 	if (!r.maps || !r.throttled) {
 		prec_mapset_free(r.maps);

@@ -258,6 +258,23 @@ else
 	t_fail "uk: records" "$(cat uk.err)"
 fi
 
+# ---- a dynamic program's user code, the vDSO included ----
+# uname(1) calls into the vDSO; the decoder has the guest kernel's image
+# (ptrec-guest copies its own, the one every guest process maps), not the
+# host's, so the decode equals the truth through those calls too.
+if "$PTREC" record --emulate=system -q -o dyn.data --emulate-truth dyn.truth -e 'intel_pt//u' \
+	uname >dyn.out 2>dyn.err; then
+	if r=$(insn_vs_truth dyn); then
+		t_pass "uname, user code: instruction trace = truth ($r)"
+	else
+		t_fail "uname, user code: instruction trace = truth" "$r"
+	fi
+	t_match "uname, user code: the guest's vDSO is decoded" ' __vdso_[a-z_]+\+0x[0-9a-f]+ \(\[vdso\]\)' \
+		"$(grep -m1 '\[vdso\]' dyn.insn)"
+else
+	t_fail "uname, user code: records" "$(cat dyn.err)"
+fi
+
 # ---- -d: the end of the duration reaches the guest's workload ----
 # The model's kill() writes SIGTERM into the guest's mailbox; the guest's
 # first process sends it to the workload, which sleeps a second at a time
