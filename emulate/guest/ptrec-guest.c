@@ -11,7 +11,8 @@
  * backing the guest's RAM. src/record/emusys.h documents its layout. Before
  * the workload runs: the kernel's symbols (/proc/kallsyms) and its pid;
  * when it ends (a ptrace exit stop, its mappings still in place): its
- * executable mappings (/proc/PID/maps) and then its exit status.
+ * executable mappings (/proc/PID/maps) and then its exit status. From the
+ * host: a signal for the workload (the mailbox's sig), looked at while it runs.
  *
  * The workload's process calls ptrec_guest_mark() just before it execs the
  * workload; the tracer watches that address to learn which kernel task it is.
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
@@ -75,6 +77,26 @@ static uint32_t copy_in(const char *path, size_t off, size_t max)
 	return (uint32_t)n;
 }
 
+/*
+ * The kernel maps one vDSO image into every process: init's own, the
+ * [vdso] line of its maps, is the workload's (the decoder needs the
+ * guest kernel's, not the host's).
+ */
+static void copy_vdso(void)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR), lo, hi;
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (base && f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base && hi - lo <= PREC_EMUSYS_MB_VDSO_MAX) {
+			memcpy((char *)mb + PREC_EMUSYS_MB_VDSO, (const void *)lo, hi - lo);
+			mb->vdso_len = (uint32_t)(hi - lo);
+		}
+	if (f)
+		fclose(f);
+}
+
 static char **read_argv(void)
 {
 	static char buf[65536];
@@ -114,6 +136,10 @@ static void setup_stdio(void)
 
 static void child(char **argv)
 {
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 	raise(SIGSTOP);
 	ptrec_guest_mark();
@@ -121,10 +147,45 @@ static void child(char **argv)
 	_exit(127);
 }
 
+static void on_chld(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Waits for the child's next change of state, looking at the mailbox's
+ * signal from the host every PREC_EMUSYS_MB_POLL_MS meanwhile (SIGCHLD is
+ * blocked: one that comes between the look and the wait ends the wait at
+ * once); sends that signal to @pid once. The waitpid() result.
+ */
+static pid_t wait_child(pid_t pid, int *st, int *sent)
+{
+	const struct timespec poll = { 0, PREC_EMUSYS_MB_POLL_MS * 1000000L };
+	sigset_t chld;
+	pid_t w;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		uint32_t sig;
+
+		w = waitpid(pid, st, WNOHANG);
+		if (w != 0 && !(w < 0 && errno == EINTR))
+			return w;
+		sig = mb->sig;
+		if (sig && sig < 65 && !*sent) {
+			*sent = 1;
+			kill(pid, (int)sig);
+			continue;
+		}
+		sigtimedwait(&chld, NULL, &poll);
+	}
+}
+
 /* Runs the child until it exits; its wait status. */
 static int supervise(pid_t pid)
 {
-	int st;
+	int st, sent = 0;
 
 	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
 		return st;
@@ -134,11 +195,8 @@ static int supervise(pid_t pid)
 	for (;;) {
 		int sig = 0;
 
-		if (waitpid(pid, &st, 0) != pid) {
-			if (errno == EINTR)
-				continue;
+		if (wait_child(pid, &st, &sent) != pid)
 			return -1;
-		}
 		if (WIFEXITED(st) || WIFSIGNALED(st))
 			return st;
 		if (!WIFSTOPPED(st))
@@ -157,6 +215,8 @@ static int supervise(pid_t pid)
 
 int main(void)
 {
+	struct sigaction sa;
+	sigset_t chld;
 	char **argv;
 	pid_t pid;
 	int fd, st;
@@ -179,7 +239,16 @@ int main(void)
 		power_off();
 	}
 	mb->ksyms_len = copy_in("/proc/kallsyms", PREC_EMUSYS_MB_KSYMS, PREC_EMUSYS_MB_KSYMS_MAX);
+	copy_vdso();
 	setup_stdio();
+	/* SIGCHLD blocked (and caught: init ignores signals it has no handler for). */
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_chld;
+	sa.sa_flags = 0;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
 	pid = fork();
 	if (pid == 0)
 		child(argv);

@@ -10,6 +10,7 @@
  *	user 0|1, kernel 0|1, start_paused 0|1, truth 0|1
  *	tsc, mtc, cyc, noretcomp, branch, mtc_period, cyc_thresh, psb_period
  *	trigger IDX ACTION kentry|kret SYMBOL
+ *	trigger IDX ACTION uentry|uret ADDR   a uprobe (uretprobe) at user address ADDR
  *	trigger IDX ACTION insns PERIOD U K
  */
 #include <inttypes.h>
@@ -53,6 +54,15 @@ static int parse_trigger(const char *rest)
 		tr->kind = SYS_TK_KENTRY;
 	} else if (!strcmp(kind, "kret")) {
 		tr->kind = SYS_TK_KRET;
+	} else if (!strcmp(kind, "uentry") || !strcmp(kind, "uret")) {
+		/* The same watch at an address of the workload's code instead of a symbol's. */
+		tr->kind = kind[1] == 'e' ? SYS_TK_KENTRY : SYS_TK_KRET;
+		tr->user = 1;
+		tr->addr = strtoull(tr->sym, NULL, 0);
+		if (!tr->addr) {
+			emu_error("bad user address in: %s", rest);
+			return -1;
+		}
 	} else {
 		emu_error("bad trigger kind: %s", kind);
 		return -1;

@@ -195,7 +195,7 @@ int sys_guest_learn(void)
 	for (int i = 0; i < sys_cfg.ntrig; i++) {
 		struct sys_trig *t = &sys_cfg.trig[i];
 
-		if (t->kind == SYS_TK_INSNS)
+		if (t->kind == SYS_TK_INSNS || t->user)
 			continue;
 		t->addr = sys_guest_sym(t->sym);
 		if (!t->addr) {

@@ -435,6 +435,33 @@ static void account(const struct sys_tb *p, uint64_t n, uint64_t ip)
 	account_done(p, n < p->ninsn && !short_block(p, n, ip) ? (n ? n - 1 : 0) : n);
 }
 
+/*
+ * The guest switched the workload's task out (@in 0) or back in, after its
+ * exec: perf_event_task_sched_out() and perf_event_task_sched_in() call
+ * perf_event_switch() (kernel/events/core.c), a PERF_RECORD_SWITCH for the
+ * task's events; at the sched-out the context's AUX event stops
+ * (intel_pt's pt_event_stop() ends its piece with perf_aux_output_end(),
+ * whose PERF_RECORD_AUX follows the SWITCH). So the trace so far goes out
+ * first, without its AUX record: the model writes that at the switch.
+ * PREEMPT is never set: the plugin cannot read the task's state.
+ */
+static void switched(int in)
+{
+	size_t n = emu_pt_buffered(&S.pt);
+	struct emu_sb s;
+
+	if (!S.active)
+		return;
+	if (!in && n) {
+		emu_send(EMU_MSG_AUX, (uint32_t)tid(), S.aux_off, S.buf, n);
+		S.aux_off += n;
+		emu_pt_drained(&S.pt);
+	}
+	emu_sb_begin(&s, PERF_RECORD_SWITCH, in ? 0 : PERF_RECORD_MISC_SWITCH_OUT);
+	emu_sb_end(&s, tid());
+	truth("S %d %s %" PRIu64 "\n", tid(), in ? "in" : "out", emu_proc.clock);
+}
+
 static void start_tracing(uint64_t ip)
 {
 	S.active = 1;
@@ -471,7 +498,10 @@ static void on_tb(unsigned vcpu, void *udata)
 			emit_branch(S.prev, b->start);
 		if (S.pkt_en)
 			pgd(1, b->start);
+		switched(0);
 	} else if (S.running) {
+		if (!was)
+			switched(1);
 		if (!S.active && b->start == S.exec_fn)
 			start_tracing(b->start);
 		else if (was && S.prev)

@@ -32,7 +32,8 @@ struct sys_trig {
 	int action; /* enum sys_act */
 	int kind;   /* enum sys_tk */
 	char sym[128];
-	uint64_t addr; /* resolved from the guest's symbols */
+	uint64_t addr; /* resolved from the guest's symbols, or given (@user) */
+	int user;      /* a uprobe: @addr is in the workload's executable */
 	/* SYS_TK_INSNS: every @period instructions of the workload, user and/or kernel */
 	uint64_t period, next;
 	int u, k;

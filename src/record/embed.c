@@ -61,6 +61,8 @@ struct prec_mapset {
 	struct prec_tfile_writer *w;
 	bool refs_only;
 	int err;          /* the thread's first write error */
+	int (*vdso)(void *ctx, void **bytes, size_t *n); /* prec_mapset_vdso_from() */
+	void *vdso_ctx;
 	struct prec_embed_result res;
 };
 
@@ -410,9 +412,16 @@ static int read_image(const struct mapping *m, uint64_t off, uint64_t len, void 
 	return read_range(m->path, off, len, out, n);
 }
 
+void prec_mapset_vdso_from(struct prec_mapset *s, int (*fn)(void *ctx, void **bytes, size_t *n),
+			   void *ctx)
+{
+	s->vdso = fn;
+	s->vdso_ctx = ctx;
+}
+
 /* Writes the IMAGE of one mapping (see prec_mapset_embed()). */
-static int embed_one(const struct mapping *m, struct prec_tfile_writer *w, bool refs_only,
-		     struct prec_embed_result *res)
+static int embed_one(const struct prec_mapset *s, const struct mapping *m,
+		     struct prec_tfile_writer *w, bool refs_only, struct prec_embed_result *res)
 {
 	struct prec_tfile_image img = {
 		.path = m->path,
@@ -429,7 +438,11 @@ static int embed_one(const struct mapping *m, struct prec_tfile_writer *w, bool 
 	memcpy(img.build_id, m->build_id, m->build_id_size);
 	if (!strcmp(m->path, "[vdso]")) {
 		img.file_offset = 0;
-		if (!refs_only && own_vdso(&bytes, &n) == 0)
+		if (!refs_only && !(s->vdso && s->vdso(s->vdso_ctx, &owned, &n) == 0))
+			own_vdso(&bytes, &n);
+		if (owned)
+			bytes = owned;
+		if (bytes)
 			img.size = n;
 	} else {
 		uint8_t id[PREC_TFILE_BUILD_ID_MAX];
@@ -516,7 +529,7 @@ static void *embedder(void *arg)
 		m = s->m[s->next++];
 		m.path = strdup(m.path);
 		pthread_mutex_unlock(&s->lock);
-		err = m.path ? (s->err ? 0 : embed_one(&m, s->w, s->refs_only, &s->res)) : -ENOMEM;
+		err = m.path ? (s->err ? 0 : embed_one(s, &m, s->w, s->refs_only, &s->res)) : -ENOMEM;
 		free(m.path);
 		prec_tfile_writer_hold(s->w, false);
 		pthread_mutex_lock(&s->lock);
@@ -573,7 +586,7 @@ int prec_mapset_embed(struct prec_mapset *s, struct prec_tfile_writer *w, bool r
 		if (s->m[i].queued)
 			continue;
 		s->m[i].queued = true;
-		err = embed_one(&s->m[i], w, refs_only, res);
+		err = embed_one(s, &s->m[i], w, refs_only, res);
 		if (err)
 			return err;
 	}

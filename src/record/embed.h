@@ -68,6 +68,14 @@ int prec_mapset_start(struct prec_mapset *s, struct prec_tfile_writer *w, bool r
 void prec_mapset_stop(struct prec_mapset *s);
 
 /*
+ * Where "[vdso]" comes from: @fn gives the traced system's vDSO image
+ * (malloc'd bytes), or fails, and this process's own (the host kernel's) is
+ * taken. Before prec_mapset_start().
+ */
+void prec_mapset_vdso_from(struct prec_mapset *s, int (*fn)(void *ctx, void **bytes, size_t *n),
+			   void *ctx);
+
+/*
  * Stops the embedder (after what it was given) and writes one IMAGE per
  * distinct noted segment it did not write: its bytes (read from the file
  * at the recorded path; "[vdso]" from this process's own vDSO, which the

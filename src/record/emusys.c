@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +241,43 @@ static int write_initrd(struct sysrun *s, const char *path, struct prec_diag *di
 				     prec_strerror(r)) : 0;
 }
 
+/* ---- uprobes: an address of a program that is loaded where its headers say ---- */
+
+int prec_emusys_uaddr(const char *path, uint64_t off, uint64_t *va, struct prec_diag *diag)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = -ENOEXEC;
+	GElf_Ehdr eh;
+	size_t n;
+	Elf *e;
+
+	if (fd < 0)
+		return prec_diag_set(diag, -errno, -1, "cannot read %s: %s", path, strerror(errno));
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	/* ET_EXEC: no load bias; a PIE's base is the guest's choice, which the plugin cannot see. */
+	if (e && gelf_getehdr(e, &eh) && eh.e_type == ET_EXEC && !elf_getphdrnum(e, &n)) {
+		for (size_t i = 0; i < n && r < 0; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    (ph.p_flags & PF_X) && off >= ph.p_offset &&
+			    off - ph.p_offset < ph.p_filesz) {
+				*va = ph.p_vaddr + (off - ph.p_offset);
+				r = 0;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	if (r < 0) {
+		prec_diag_set(diag, r, -1, "%s: a uprobe in the guest needs a non-PIE executable "
+			      "(ET_EXEC) and an offset in its code", path);
+		prec_diag_hint(diag, "build the program with -no-pie");
+	}
+	return r;
+}
+
 /* ---- the guest kernel ---- */
 
 static int find_kernel(char *out, size_t size, struct prec_diag *diag)
@@ -318,6 +356,11 @@ static int sys_prepare(const void *c, struct prec_buf *b, struct prec_diag *diag
 					act, t->period, t->user, t->kernel);
 			continue;
 		}
+		if (t->uaddr) {
+			prec_buf_printf(b, "trigger %d %s %s 0x%" PRIx64 "\n", t->event_index, act,
+					t->ret ? "uret" : "uentry", t->uaddr);
+			continue;
+		}
 		if (!t->func || strpbrk(t->func, " \n"))
 			return prec_diag_set(diag, -EINVAL, -1, "bad kernel function name");
 		prec_buf_printf(b, "trigger %d %s %s %s\n", t->event_index, act,
@@ -357,6 +400,48 @@ static const struct prec_emurun_tracer tracer = {
 	.qemu_hint = "the whole-system tracer needs qemu-system-x86_64: make deps-system "
 		     "(apt-get install qemu-system-x86)",
 };
+
+/* ---- while it runs: a signal for the workload ---- */
+
+void prec_emusys_ctl_init(struct prec_emusys_ctl *ctl)
+{
+	pthread_mutex_init(&ctl->lock, NULL);
+	ctl->ram_fd = -1;
+}
+
+int prec_emusys_signal(struct prec_emusys_ctl *ctl, int sig)
+{
+	uint32_t v = (uint32_t)sig, old = 0;
+	int r = -ESRCH;
+	const off_t off = (off_t)(PREC_EMUSYS_MB_PHYS + offsetof(struct prec_emusys_mb, sig));
+
+	pthread_mutex_lock(&ctl->lock);
+	if (ctl->ram_fd >= 0) {
+		/* The first one stays: the guest may have sent it already. */
+		r = pread_full(ctl->ram_fd, &old, sizeof(old), (uint64_t)off);
+		if (!r && !old && pwrite(ctl->ram_fd, &v, sizeof(v), off) != sizeof(v))
+			r = -errno;
+	}
+	pthread_mutex_unlock(&ctl->lock);
+	return r;
+}
+
+/* Opens (@on) or closes the way to the guest. */
+static void ctl_open(struct sysrun *s, bool on)
+{
+	struct prec_emusys_ctl *ctl = s->cfg->ctl;
+
+	if (!ctl)
+		return;
+	pthread_mutex_lock(&ctl->lock);
+	if (on && ctl->ram_fd < 0)
+		ctl->ram_fd = open(s->ram, O_RDWR | O_CLOEXEC);
+	if (!on && ctl->ram_fd >= 0) {
+		close(ctl->ram_fd);
+		ctl->ram_fd = -1;
+	}
+	pthread_mutex_unlock(&ctl->lock);
+}
 
 /* ---- after the run: the mailbox and the kernel text ---- */
 
@@ -408,6 +493,15 @@ static int read_back(struct sysrun *s, struct prec_emusys_result *res, struct pr
 	res->ksyms = ram_text(fd, PREC_EMUSYS_MB_KSYMS, mb.ksyms_len, PREC_EMUSYS_MB_KSYMS_MAX);
 	res->ksyms_len = res->ksyms ? strlen(res->ksyms) : 0;
 	res->maps = ram_text(fd, PREC_EMUSYS_MB_MAPS, mb.maps_len, PREC_EMUSYS_MB_MAPS_MAX);
+	if (mb.vdso_len && mb.vdso_len <= PREC_EMUSYS_MB_VDSO_MAX &&
+	    (res->vdso = malloc(mb.vdso_len))) {
+		if (pread_full(fd, res->vdso, mb.vdso_len, PREC_EMUSYS_MB_PHYS + PREC_EMUSYS_MB_VDSO)) {
+			free(res->vdso);
+			res->vdso = NULL;
+		} else {
+			res->vdso_len = mb.vdso_len;
+		}
+	}
 	st = res->ksyms ? ksym(res->ksyms, "_stext") : 0;
 	et = res->ksyms ? ksym(res->ksyms, "_etext") : 0;
 	/* nokaslr, phys_base 0: the image lies at physical (VA - __START_KERNEL_map). */
@@ -485,7 +579,9 @@ int prec_emusys_run(const struct prec_emusys_config *cfg, const struct prec_emu_
 		run.start_paused = cfg->pt->start_paused;
 		run.argv = cfg->pt->argv;
 		run.insns = cfg->pt->insns;
+		ctl_open(s, true);
 		r = prec_emurun_run(&run, &wstatus, diag);
+		ctl_open(s, false);
 	}
 	if (r == 0)
 		r = read_back(s, res, diag);
@@ -503,5 +599,6 @@ void prec_emusys_result_free(struct prec_emusys_result *res)
 	free(res->ksyms);
 	free(res->maps);
 	free(res->ktext);
+	free(res->vdso);
 	memset(res, 0, sizeof(*res));
 }

@@ -18,6 +18,7 @@
 #ifndef PREC_EMUSYS_H
 #define PREC_EMUSYS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,8 +36,19 @@ struct prec_emusys_trigger {
 	enum prec_emu_action action;
 	bool ret;          /* kretprobe: the return to the caller */
 	const char *func;  /* the kernel function (borrowed) */
+	uint64_t uaddr;    /* or a uprobe (uretprobe): this address of the program */
 	uint64_t period;   /* instructions/period=N: every N instructions */
 	bool user, kernel; /* ...of these privilege levels */
+};
+
+/*
+ * The way to the guest while it runs: the file backing its RAM, open for
+ * writing the mailbox's signal (emusys_mb.h). Set up by the caller with
+ * prec_emusys_ctl_init(); the run opens and closes @ram_fd.
+ */
+struct prec_emusys_ctl {
+	pthread_mutex_t lock;
+	int ram_fd; /* -1 outside the run */
 };
 
 struct prec_emusys_config {
@@ -45,6 +57,7 @@ struct prec_emusys_config {
 	bool user, kernel;                /* the u and k of the intel_pt event */
 	const struct prec_emusys_trigger *triggers;
 	size_t ntriggers;
+	struct prec_emusys_ctl *ctl;      /* NULL: nothing reaches the guest */
 };
 
 /* What the guest left behind. */
@@ -57,6 +70,8 @@ struct prec_emusys_result {
 	uint64_t ktext_addr;
 	size_t ktext_len;
 	uint32_t pid;         /* the workload's pid in the guest */
+	uint8_t *vdso;        /* the guest kernel's vDSO image (malloc'd), or NULL */
+	size_t vdso_len;
 };
 
 /*
@@ -68,6 +83,22 @@ struct prec_emusys_result {
  */
 int prec_emusys_run(const struct prec_emusys_config *cfg, const struct prec_emu_ops *ops,
 		    struct prec_emusys_result *res, struct prec_diag *diag);
+
+/*
+ * The address in the guest of file offset @off of the executable @path, for
+ * a uprobe on the workload's program: only a non-PIE one (ET_EXEC) is
+ * loaded at an address known before the run. 0, or -errno with @diag.
+ */
+int prec_emusys_uaddr(const char *path, uint64_t off, uint64_t *va, struct prec_diag *diag);
+
+void prec_emusys_ctl_init(struct prec_emusys_ctl *ctl);
+
+/*
+ * Asks the guest's first process to send @sig to the workload (it looks
+ * every PREC_EMUSYS_MB_POLL_MS of the guest's time; the first signal asked
+ * for is the one sent). 0, or -ESRCH when no guest runs.
+ */
+int prec_emusys_signal(struct prec_emusys_ctl *ctl, int sig);
 
 void prec_emusys_result_free(struct prec_emusys_result *res);
 

@@ -17,6 +17,8 @@
 #define PREC_EMUSYS_MB_KSYMS_MAX (12u << 20)
 #define PREC_EMUSYS_MB_MAPS (13u << 20)    /* /proc/PID/maps of the workload at its exit */
 #define PREC_EMUSYS_MB_MAPS_MAX (2u << 20)
+#define PREC_EMUSYS_MB_VDSO (15u << 20)    /* the guest's vDSO image */
+#define PREC_EMUSYS_MB_VDSO_MAX (64u << 10)
 #define PREC_EMUSYS_MB_DONE 0x656e6f64u    /* "done" */
 
 struct prec_emusys_mb {
@@ -25,6 +27,16 @@ struct prec_emusys_mb {
 	uint32_t status;    /* its wait status */
 	uint32_t ksyms_len; /* bytes of kallsyms text at PREC_EMUSYS_MB_KSYMS */
 	uint32_t maps_len;  /* bytes of maps text at PREC_EMUSYS_MB_MAPS */
+	/*
+	 * Host to guest: a signal for the workload (the model's kill(), e.g. at
+	 * the end of -d), written by the host into the RAM file while the guest
+	 * runs; the guest's first process looks at it every
+	 * PREC_EMUSYS_MB_POLL_MS and sends it to the workload once.
+	 */
+	uint32_t sig;
+	uint32_t vdso_len;  /* bytes of the guest kernel's vDSO at PREC_EMUSYS_MB_VDSO */
 };
+
+#define PREC_EMUSYS_MB_POLL_MS 20
 
 #endif

@@ -78,7 +78,9 @@ struct prec_kernel {
 	 * The kernel's own files the recorder copies into the trace so that
 	 * kernel code decodes elsewhere: /proc/@name for "kallsyms", "modules"
 	 * and "kcore" (an ELF core file whose PT_LOAD segments map kernel
-	 * virtual addresses). Opens it for reading: an fd the caller closes
+	 * virtual addresses); and "vdso", the image of a model's own vDSO
+	 * (the guest kernel's, where the host's would be the wrong code). Opens
+	 * it for reading: an fd the caller closes
 	 * with close(2), or -errno (-ENOENT: this kernel has no such file).
 	 * NULL: none of them.
 	 */
@@ -105,6 +107,12 @@ struct prec_kernel_tasks {
 	int (*wait)(void *ctx, bool block, int *wstatus, struct prec_diag *d);
 	/* Sends @sig to the workload if it still runs. */
 	void (*kill)(void *ctx, int sig);
+	/*
+	 * Optional: when the workload began to run (prec_now_ns()), 0 while
+	 * it has not yet: a model whose start takes long (the whole-system
+	 * tracer boots a guest first) counts -d from there. NULL: from start().
+	 */
+	uint64_t (*started_at)(void *ctx);
 };
 
 /* The real kernel. */

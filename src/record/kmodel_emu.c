@@ -60,6 +60,7 @@ struct kemu {
 	struct prec_emusys_config sys;
 	struct prec_emusys_result guest; /* what the whole-system run's guest left */
 	uint64_t exec_time;   /* of the workload's COMM_EXEC record */
+	bool late;            /* the whole-system run ended: its records come from the mailbox */
 	char *const *argv;
 	pthread_t thread;
 	bool started;
@@ -67,6 +68,9 @@ struct kemu {
 	int result, wstatus;
 	struct prec_diag diag;
 	pid_t main_pid;     /* the workload's first process, once heard of */
+	uint64_t heard_ns;  /* prec_now_ns() then (atomic) */
+	uint64_t start_ns;  /* prec_now_ns() at t_start() */
+	struct prec_emusys_ctl ctl; /* the whole-system run's way to its guest */
 	int pending_sig;    /* a kill() before the workload was heard of */
 	struct pending *pend; /* pieces written, their end not yet heard of */
 	size_t npend;
@@ -151,7 +155,10 @@ static void heard_of(struct kemu *x, uint32_t pid)
 	if (x->main_pid || !pid)
 		return;
 	x->main_pid = (pid_t)pid;
-	if (x->pending_sig)
+	__atomic_store_n(&x->heard_ns, prec_now_ns(), __ATOMIC_RELEASE);
+	if (x->pending_sig && x->cfg.sys)
+		prec_emusys_signal(&x->ctl, x->pending_sig);
+	else if (x->pending_sig)
 		kill(x->main_pid, x->pending_sig);
 }
 
@@ -516,6 +523,30 @@ static struct kthr *fork_of_sleeper(struct prec_kmodel *m, const struct perf_eve
 	return NULL;
 }
 
+/*
+ * The whole-system tracer's PERF_RECORD_SWITCH: the guest switched the
+ * workload's task out of its CPU or back in (the plugin sees the guest's
+ * current_task change). The model's CPU goes idle or runs the thread
+ * again: switch_to() writes the SWITCH records (perf_event_switch()) and,
+ * going out, ends the AUX piece (pt_event_stop() at the sched-out).
+ * Without PREEMPT: the tracer cannot tell a preemption from a sleep.
+ */
+static int guest_switch(struct prec_kmodel *m, const struct prec_sample_id *sid, bool in)
+{
+	struct kthr *t = thread_of(m, sid->pid, sid->tid);
+	const struct kcpu idle = { 0, 0, 0 };
+
+	if (!t)
+		return -ENOMEM;
+	if (sid->time > t->time)
+		t->time = sid->time;
+	if (in)
+		return run_on(m, sid->pid, sid->tid, sid->time) ? 0 : -ENOMEM;
+	if (m->emu->cpus[t->cpu].tid == sid->tid)
+		switch_to(m, t->cpu, &idle, t->time, false);
+	return 0;
+}
+
 /* A side-band record (the tracer's trailer: PREC_EMU_SAMPLE_ID_TYPE) to its events. */
 static int emu_sideband(void *ctx, const void *rec, size_t size)
 {
@@ -545,6 +576,12 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 		pthread_mutex_unlock(&m->lock);
 		return 0;
 	}
+	if (h->type == PERF_RECORD_SWITCH) {
+		int r = guest_switch(m, &sid, !(h->misc & PERF_RECORD_MISC_SWITCH_OUT));
+
+		pthread_mutex_unlock(&m->lock);
+		return r;
+	}
 	if (h->type == PERF_RECORD_FORK && body >= 16) {
 		/*
 		 * perf_event_fork() runs in the parent (copy_process()): the
@@ -554,9 +591,14 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 		sid.pid = prec_rd32((const uint8_t *)(h + 1) + 4);
 		sid.tid = prec_rd32((const uint8_t *)(h + 1) + 12);
 	}
-	t = fork_of_sleeper(m, h, sid.tid);
-	if (!t)
-		t = run_on(m, sid.pid, sid.tid, sid.time);
+	/* Records told after the run (the guest's mappings, dated at the exec) schedule nothing. */
+	if (m->emu->late) {
+		t = thread_of(m, sid.pid, sid.tid);
+	} else {
+		t = fork_of_sleeper(m, h, sid.tid);
+		if (!t)
+			t = run_on(m, sid.pid, sid.tid, sid.time);
+	}
 	if (!t) {
 		pthread_mutex_unlock(&m->lock);
 		return -ENOMEM;
@@ -821,6 +863,7 @@ static int sys_run(struct prec_kmodel *m)
 	int r = prec_emusys_run(&x->sys, &ops, &x->guest, &x->diag);
 
 	x->wstatus = x->guest.wstatus;
+	x->late = true;
 	if (!r && x->guest.maps)
 		r = prec_synth_maps((pid_t)x->guest.pid, x->guest.maps, x->exec_time,
 				    PREC_EMU_ID_PT, synth_record, m);
@@ -910,6 +953,7 @@ static int t_start(void *ctx, struct prec_diag *d)
 	prec_km_emu_sync(m);
 	address_filters(m);
 	pthread_mutex_unlock(&m->lock);
+	x->start_ns = prec_now_ns();
 	r = pthread_create(&x->thread, NULL, run_thread, m);
 	if (r)
 		return prec_diag_set(d, -r, -1, "cannot start the software tracer: %s", strerror(r));
@@ -942,22 +986,33 @@ static void t_kill(void *ctx, int sig)
 	struct prec_kmodel *m = ctx;
 	struct kemu *x = m->emu;
 
-	/*
-	 * The whole-system tracer's workload is a process of the guest: its pid
-	 * names nothing on this host, and nothing here can signal it. It runs
-	 * to its end (ptrec's own SIGINT and SIGTERM still stop QEMU: emurun.c
-	 * forwards them to it).
-	 */
-	if (x->cfg.sys)
-		return;
 	pthread_mutex_lock(&m->lock);
 	if (x->started && !__atomic_load_n(&x->done, __ATOMIC_ACQUIRE)) {
-		if (x->main_pid)
+		/*
+		 * The whole-system tracer's workload is a process of the guest:
+		 * its pid names nothing on this host. The guest's first process
+		 * sends it the signal, told through the mailbox (emusys.h).
+		 */
+		if (x->main_pid && x->cfg.sys)
+			prec_emusys_signal(&x->ctl, sig);
+		else if (x->main_pid)
 			kill(x->main_pid, sig);
 		else
 			x->pending_sig = sig;
 	}
 	pthread_mutex_unlock(&m->lock);
+}
+
+/*
+ * When the workload began to run: the first record of it, the exec of the
+ * guest's workload after the boot for the whole-system tracer. 0 before.
+ */
+static uint64_t t_started_at(void *ctx)
+{
+	struct prec_kmodel *m = ctx;
+
+	return m->emu->cfg.sys ? __atomic_load_n(&m->emu->heard_ns, __ATOMIC_ACQUIRE) :
+				 m->emu->start_ns;
 }
 
 /* @n bytes of @p at @off of @fd; 0 or -errno. */
@@ -1043,7 +1098,10 @@ static int sys_proc_open(void *ctx, const char *name)
 	int fd = -ENOENT;
 
 	pthread_mutex_lock(&m->lock);
-	if (!__atomic_load_n(&m->emu->done, __ATOMIC_ACQUIRE) || !g->ksyms)
+	/* The vDSO is asked for when the workload's mappings arrive, at the end of the run. */
+	if (!strcmp(name, "vdso") && g->vdso)
+		fd = mem_file(name, g->vdso, g->vdso_len, 0, NULL, 0, 0);
+	else if (!__atomic_load_n(&m->emu->done, __ATOMIC_ACQUIRE) || !g->ksyms)
 		fd = -ENOENT;
 	else if (!strcmp(name, "kallsyms"))
 		fd = mem_file(name, g->ksyms, g->ksyms_len, 0, NULL, 0, 0);
@@ -1060,6 +1118,7 @@ static const struct prec_kernel_tasks emu_tasks = {
 	.start = t_start,
 	.wait = t_wait,
 	.kill = t_kill,
+	.started_at = t_started_at,
 };
 
 int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg)
@@ -1080,6 +1139,8 @@ int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg
 		x->sys = *cfg->sys;
 		x->pt = *cfg->sys->pt;
 		x->sys.pt = &x->pt;
+		prec_emusys_ctl_init(&x->ctl);
+		x->sys.ctl = &x->ctl;
 	} else if (cfg->pt) {
 		x->pt = *cfg->pt;
 	}

@@ -2105,10 +2105,38 @@ static int synthesize(struct rec *r)
 	return err ? write_error(r, err) : 0;
 }
 
+/*
+ * A model's own vDSO for the embedder (prec_mapset_vdso_from()): the
+ * whole-system tracer's guest kernel's, through proc_open("vdso").
+ */
+static int model_vdso(void *ctx, void **bytes, size_t *n)
+{
+	struct rec *r = ctx;
+	struct stat st;
+	int fd;
+
+	if (!r->model || !r->k || !r->k->proc_open)
+		return -ENOENT;
+	fd = r->k->proc_open(r->k->ctx, "vdso");
+	if (fd < 0)
+		return fd;
+	*bytes = NULL;
+	if (!fstat(fd, &st) && st.st_size > 0 && (*bytes = malloc((size_t)st.st_size)) &&
+	    pread(fd, *bytes, (size_t)st.st_size, 0) == st.st_size)
+		*n = (size_t)st.st_size;
+	else {
+		free(*bytes);
+		*bytes = NULL;
+	}
+	close(fd);
+	return *bytes ? 0 : -EIO;
+}
+
 /* State of one kernel recording's main loop. */
 struct kloop {
 	struct prec_workload wl;
 	bool have_wl, stopping;
+	bool deadline_wait; /* -d counts from the model's start of the workload */
 	int pidfd;
 	uint64_t t0, deadline, last_flush;
 	struct pollfd *pfd;
@@ -2332,6 +2360,7 @@ static int switch_file(struct rec *r, bool drain_first)
 	r->maps = err ? NULL : prec_mapset_new();
 	if (err || !r->maps)
 		return err ? err : -ENOMEM;
+	prec_mapset_vdso_from(r->maps, model_vdso, r);
 	err = open_writer(r, true, r->o->emulate);
 	err = err ? err : write_header(r);
 	err = err ? err : replay_state(r);
@@ -2417,7 +2446,9 @@ static int kernel_start(struct rec *r, struct kloop *k)
 	err = r->model ? 0 : rec_started(r);
 	if (err)
 		return err;
-	if (o->duration > 0)
+	if (o->duration > 0 && k->have_wl && r->k->tasks && r->k->tasks->started_at)
+		k->deadline_wait = true;
+	else if (o->duration > 0)
 		k->deadline = k->t0 + (uint64_t)(o->duration * 1e9);
 	if (o->switch_secs > 0)
 		r->sw_next = k->t0 + (uint64_t)(o->switch_secs * 1e9);
@@ -2466,6 +2497,12 @@ static bool kernel_should_stop(struct rec *r, struct kloop *k, bool stop_req)
 			return true;
 		wl_kill(r, k, SIGTERM);
 		k->stopping = true;
+	}
+	if (k->deadline_wait) {
+		uint64_t t = r->k->tasks->started_at(r->k->ctx);
+
+		k->deadline = t ? t + (uint64_t)(o->duration * 1e9) : 0;
+		k->deadline_wait = !t;
 	}
 	if (k->deadline && prec_now_ns() >= k->deadline) {
 		if (!k->have_wl)
@@ -2808,6 +2845,15 @@ static int sys_triggers(struct rec *r, const struct prec_emu_config *cfg,
 			st[i].func = t->func;
 			continue;
 		}
+		if (t->kind == PREC_EMU_UPROBE || t->kind == PREC_EMU_URETPROBE) {
+			struct prec_diag d = { 0 };
+			int err = prec_emusys_uaddr(t->path, t->offset, &st[i].uaddr, &d);
+
+			if (err)
+				return rec_error(r, err, d.hint, "%s", d.msg);
+			st[i].ret = t->kind == PREC_EMU_URETPROBE;
+			continue;
+		}
 		if (t->kind == PREC_EMU_INSNS) {
 			st[i].period = t->period;
 			st[i].user = !e->attr.exclude_user;
@@ -2817,7 +2863,8 @@ static int sys_triggers(struct rec *r, const struct prec_emu_config *cfg,
 		if ((t->kind != PREC_EMU_SYS_ENTER && t->kind != PREC_EMU_SYS_EXIT) || !n ||
 		    t->nr < 0 || strncmp(n, "sys_e", 5) || !strchr(n + 5, '_'))
 			return rec_error(r, -EINVAL, "use kprobe:FUNCTION, kretprobe:FUNCTION, "
-					 "syscalls:sys_enter_NAME and sys_exit_NAME, or "
+					 "syscalls:sys_enter_NAME and sys_exit_NAME, uprobe:PROGRAM:"
+					 "FUNCTION, uretprobe:PROGRAM:FUNCTION or "
 					 "instructions/period=N/",
 					 "%s: the whole-system tracer takes kernel function probes, "
 					 "the tracepoints of one system call each and instruction "
@@ -3069,6 +3116,8 @@ int prec_record(const struct prec_record_opts *o, struct prec_record_result *res
 	 */
 	r.exec_enable = o->argv && !o->system_wide && !o->cpus;
 	r.maps = prec_mapset_new();
+	if (r.maps)
+		prec_mapset_vdso_from(r.maps, model_vdso, &r);
 	r.throttled = calloc(prec_evlist_nr_events(o->el) + 1, sizeof(uint64_t));
 	if (!r.maps || !r.throttled) {
 		prec_mapset_free(r.maps);

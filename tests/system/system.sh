@@ -80,6 +80,18 @@ canon_calls() {
 }
 . "$SRC/perfcalls.sh"
 
+# timed VAR CMD...: runs CMD; its wall-clock milliseconds in VAR, its status returned.
+timed() {
+	local v=$1 s e r
+	shift
+	s=$(date +%s%N)
+	"$@"
+	r=$?
+	e=$(date +%s%N)
+	printf -v "$v" '%s' $(( (e - s) / 1000000 ))
+	return $r
+}
+
 # newuname_window NAME LABEL SPEC RESUMER: records uname(1) with the window
 # SPEC around the kernel's newuname handler, opened by event RESUMER; the
 # decoded instructions equal the truth, the call trace starts at the handler
@@ -123,13 +135,18 @@ if newuname_window seed "seed example" \
 	t_match "seed example: kallsyms and kernel text recorded" 'KSYMS .*KCORE' "$(echo $info)"
 	# Recorded through the model of the kernel: every event has the id the
 	# model gave it, the tracking event too, and its ring has the workload's
-	# mappings (at the exit, dated at the exec) and the switches of its CPU.
+	# mappings (at the exit, dated at the exec) and the switches of its CPU:
+	# in at the exec, then each of the guest's switches of the workload's
+	# task (the truth's S lines), and out at the end if the guest's last
+	# switch was not.
 	t_match "seed example: the tracking event has its id from the model" \
 		'ptrec:tracking +pmu software .* 1 id' "$info"
 	sb=$("$PTDUMP" --sideband seed.data 2>&1)
 	t_match "seed example: the workload's mappings reach the file" 'MMAP .* r-x .*/uname' "$sb"
-	t_eq "seed example: the model's CPU switches to the workload and back" "in out" \
-		"$(awk '$4 == "SWITCH" { printf "%s%s", n++ ? " " : "", $5 }' <<<"$sb")"
+	want=$(awk 'BEGIN { w = "in" } $1 == "S" { w = w " " $3 } END { if (w ~ /in$/) w = w " out"; print w }' seed.truth)
+	t_eq "seed example: the model's CPU switches as the guest's ($(grep -c '^S .* out' seed.truth) switches out)" \
+		"$want" "$(awk '$4 == "SWITCH" { printf "%s%s", n++ ? " " : "", $5 }' <<<"$sb")"
+
 fi
 
 # ---- the same window with kernel function probes ----
@@ -144,7 +161,7 @@ if ! cc -static -nostdlib -no-pie -o tiny "$TOP/tests/cli/src/decode_tiny.c" 2>c
 	t_fail "build decode_tiny" "$(cat cc.err)"
 elif ! cc -static -nostdlib -no-pie -o tiny "$TOP/tests/cli/src/decode_tiny.c" 2>cc.err; then
 	t_fail "build decode_tiny" "$(cat cc.err)"
-elif "$PTREC" record --emulate=system --kcore -q -o uk.data --emulate-truth uk.truth \
+elif timed base_ms "$PTREC" record --emulate=system --kcore -q -o uk.data --emulate-truth uk.truth \
 	-e 'intel_pt//uk' ./tiny 2 >uk.out 2>uk.err; then
 	t_pass "uk: records"
 	if r=$(insn_vs_truth uk); then
@@ -187,7 +204,40 @@ elif "$PTREC" record --emulate=system --kcore -q -o uk.data --emulate-truth uk.t
 	else
 		t_fail "counter: records" "$(cat cnt.err)"
 	fi
+	# Traced all along (u and k), the workload leaves trace at each of the
+	# guest's switches out: the kernel's order at a sched-out is SWITCH out,
+	# then the AUX record of the piece it ends (perf_event_task_sched_out(),
+	# then pt_event_stop()'s perf_aux_output_end()).
+	sb=$("$PTDUMP" --sideband uk.data 2>&1)
+	t_eq "uk: each of the guest's switches out ends an AUX piece" \
+		"$(grep -c '^S .* out' uk.truth)" \
+		"$(awk '$4 == "SWITCH" && $5 == "out" { o = 1; next } o && $4 == "AUX" { n++ } { o = 0 } END { print n + 0 }' <<<"$sb")"
 	t_match "uk: user code is traced (_start)" '_start\+0x0 \(.*tiny\)' "$(cat uk.insn)"
+	# uprobes in the guest's workload (a non-PIE program: its addresses are
+	# known before the run): a window on outer(), one per iteration.
+	if "$PTREC" record --emulate=system -q -o up.data --emulate-truth up.truth \
+		-e '{intel_pt/aux-start-paused/u,uprobe:./tiny:outer/aux-resume/,uretprobe:./tiny:outer/aux-pause/}' \
+		./tiny 3 >up.out 2>up.err; then
+		if r=$(insn_vs_truth up); then
+			t_pass "uprobe window: instruction trace = truth ($r)"
+		else
+			t_fail "uprobe window: instruction trace = truth" "$r"
+		fi
+		calls=$("$PTDUMP" --call-trace up.data 2>&1)
+		t_eq "uprobe window: resumed at outer's entry once per iteration" 3 \
+			"$(grep -c 'resume trigger uprobe:.* outer+0x0 ' <<<"$calls")"
+		t_eq "uprobe window: paused at the return to _start once per iteration" 3 \
+			"$(grep -c 'pause trigger uretprobe:.* _start+0x' <<<"$calls")"
+		t_eq "uprobe window: the truth has 3 resumes" 3 "$(grep -c '^R ' up.truth)"
+	else
+		t_fail "uprobe window: records" "$(cat up.err)"
+	fi
+	# A PIE program's load address is the guest's choice: refused before the boot.
+	if cc -pie -fPIE -o pie "$TOP/tests/progs/calls.c" 2>cc.err; then
+		"$PTREC" record --emulate=system -q -o pie.data \
+			-e '{intel_pt/aux-start-paused/u,uprobe:./pie:main/aux-resume/}' ./pie >pie.out 2>pie.err
+		t_match "uprobe on a PIE program: refused, with the reason" 'non-PIE executable' "$(cat pie.err)"
+	fi
 	# Snapshot mode through the model: the AUX area in overwrite mode, one
 	# snapshot at the end; the whole run's trace fits in 64 KiB, so the
 	# snapshot decodes to the whole truth.
@@ -206,6 +256,88 @@ elif "$PTREC" record --emulate=system --kcore -q -o uk.data --emulate-truth uk.t
 	fi
 else
 	t_fail "uk: records" "$(cat uk.err)"
+fi
+
+# ---- a dynamic program's user code, the vDSO included ----
+# uname(1) calls into the vDSO; the decoder has the guest kernel's image
+# (ptrec-guest copies its own, the one every guest process maps), not the
+# host's, so the decode equals the truth through those calls too.
+if "$PTREC" record --emulate=system -q -o dyn.data --emulate-truth dyn.truth -e 'intel_pt//u' \
+	uname >dyn.out 2>dyn.err; then
+	if r=$(insn_vs_truth dyn); then
+		t_pass "uname, user code: instruction trace = truth ($r)"
+	else
+		t_fail "uname, user code: instruction trace = truth" "$r"
+	fi
+	t_match "uname, user code: the guest's vDSO is decoded" ' __vdso_[a-z_]+\+0x[0-9a-f]+ \(\[vdso\]\)' \
+		"$(grep -m1 '\[vdso\]' dyn.insn)"
+else
+	t_fail "uname, user code: records" "$(cat dyn.err)"
+fi
+
+# ---- -d: the end of the duration reaches the guest's workload ----
+# The model's kill() writes SIGTERM into the guest's mailbox; the guest's
+# first process sends it to the workload, which sleeps a second at a time
+# forever. -d counts from the workload's exec, after the boot: the workload
+# makes at most 3 one-second sleeps (guest time runs with the host's clock
+# under TCG), the last one cut short by the signal, and the whole run takes
+# a boot and about a second more (against the uk run above, a boot and a
+# short workload; the bound is generous for a busy machine).
+if ! cc -static -nostdlib -no-pie -O1 -fno-stack-protector -o sleeper \
+	"$TOP/tests/system/src/sleeper.c" 2>cc.err; then
+	t_fail "build sleeper" "$(cat cc.err)"
+else
+	timed dur_ms timeout 600 "$PTREC" record --emulate=system --kcore -q -o dur.data \
+		--emulate-truth dur.truth -e 'intel_pt//uk' -d 1 ./sleeper >dur.out 2>dur.err
+	rc=$?
+	t_eq "-d 1: the workload ends by SIGTERM in the guest (ptrec exits 143)" 143 "$rc"
+	if [ -n "${base_ms:-}" ]; then
+		if [ "$dur_ms" -le $(( 2 * base_ms + 60000 )) ]; then
+			t_pass "-d 1: the run takes ${dur_ms} ms, a boot and a short run ${base_ms} ms"
+		else
+			t_fail "-d 1: the run ends about a second after the boot" \
+				"${dur_ms} ms, against ${base_ms} ms for a boot and a short run"
+		fi
+	fi
+	t_match "-d 1: the file is complete" '^size: .*; complete' \
+		"$("$PTDUMP" --info dur.data 2>&1)"
+	if r=$(insn_vs_truth dur); then
+		t_pass "-d 1: instruction trace = truth ($r)"
+	else
+		t_fail "-d 1: instruction trace = truth" "$r"
+	fi
+	n=$(grep -c ' __x64_sys_nanosleep+0x0 ' dur.insn)
+	if [ "$n" -ge 1 ] && [ "$n" -le 3 ]; then
+		t_pass "-d 1: the workload slept $n times (one second each at most) before the signal"
+	else
+		t_fail "-d 1: the workload slept 1 to 3 times before the signal" "$n sleeps"
+	fi
+	t_eq "-d 1: the signal ends the last sleep: get_signal, then do_group_exit" \
+		"get_signal do_group_exit" \
+		"$(grep -oE ' (get_signal|do_group_exit)\+0x0 ' dur.insn | sed 's/+0x0//' | tail -2 | xargs)"
+	# --snapshot-limit ends the recording as -d does: the workload says it
+	# sleeps, SIGUSR2 takes the one snapshot allowed, and its SIGTERM
+	# reaches the guest.
+	"$PTREC" record --emulate=system -S64K --snapshot-limit 1 -q -o lim.data \
+		-e 'intel_pt//uk' ./sleeper >lim.out 2>lim.err &
+	pid=$!
+	for _ in $(seq 600); do
+		grep -q sleeping lim.out 2>/dev/null && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	sleep 1
+	kill -USR2 "$pid" 2>/dev/null
+	for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -INT "$pid"
+		t_fail "--snapshot-limit 1: the guest's workload stops after the snapshot" "still running after 150 s"
+	fi
+	wait "$pid"
+	t_eq "--snapshot-limit 1: the workload ends by SIGTERM in the guest (ptrec exits 143)" 143 "$?"
+	t_eq "--snapshot-limit 1: one snapshot, on the signal" "1 on SIGUSR2" \
+		"$("$PTDUMP" --info lim.data | awk '/^snapshots:/ { on = 1; next }
+			on && $1 ~ /^#/ { n++; w = $(NF - 1) " " $NF } END { print n + 0 " " w }')"
 fi
 
 t_done
