@@ -1,9 +1,10 @@
 # The closing tally of tests/run-all.sh and tests/run-arm64.sh (sourced).
 # tally NAME RC LOG SECS: counts a suite from its log's last "# counts: P F S"
 # line; a suite that exited non-zero without failures counts as one failure.
-# tally_end: prints "N passed, N failed, N skipped"; fails if any failed.
+# tally_end: prints the failed checks (a few lines each), then "N passed, N failed, N skipped"; fails if any failed.
 total_p=0 total_f=0 total_s=0
 failed_suites=()
+failed_lines=()
 
 tally() {
 	local name=$1 rc=$2 log=$3 secs=$4 line p f sk
@@ -18,12 +19,17 @@ tally() {
 		f=1
 	fi
 	total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + sk))
-	[ "$f" -ne 0 ] && failed_suites+=("$name")
+	if [ "$f" -ne 0 ]; then
+		failed_suites+=("$name")
+		# The failed checks, repeated at the end where a cut log still has them.
+		mapfile -t -O "${#failed_lines[@]}" failed_lines < <(grep -a -A 3 '^FAIL' "$log" | head -n 40 | sed "s|^|   $name: |")
+	fi
 	echo "   $name: $p passed, $f failed, $sk skipped (${secs}s)"
 }
 
 tally_end() {
 	if [ "${#failed_suites[@]}" -ne 0 ]; then
+		printf '%s\n' "${failed_lines[@]}"
 		echo "failing suites: ${failed_suites[*]}"
 	fi
 	echo "$total_p passed, $total_f failed, $total_s skipped"

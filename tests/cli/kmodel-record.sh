@@ -95,8 +95,8 @@ fi
 # has its trigger's sample (the overflow handler writes the sample of each
 # firing), and no sample is without one.
 # The data ring is large (16 MiB against 3.7 MiB of samples) so that a slow
-# drain loses none; where it still loses some (LOST), the samples and the
-# lost records together account for every firing.
+# drain loses none; where it still loses some (LOST), no more samples are
+# missing than records were lost.
 "$PTREC" record --emulate -m 16M,8K -o win.data --emulate-truth win.truth \
 	-e 'pt/aux-action=start-paused/u' -e "uprobe:$PROGS/loop:step/aux-action=resume/" \
 	-e "uretprobe:$PROGS/loop:step/aux-action=pause/" -- "$PROGS/loop" 5 >win.out 2>win.err
@@ -109,8 +109,16 @@ if [ "${nlost:-x}" = 0 ]; then
 	t_eq "windows, small AUX area: a resume sample for each resume" "$(grep -c '^R ' win.truth)" "$nres"
 	t_eq "windows, small AUX area: a pause sample for each pause" "$(grep -c '^P ' win.truth)" "$npau"
 else
-	t_eq "windows, small AUX area: samples and lost records ($nlost) make every firing" \
-		"$(grep -c '^[RP] ' win.truth)" "$(( nres + npau + ${nlost:-0} ))"
+	# The lost records may be of any kind (AUX, ITRACE_START too), so they
+	# bound the missing samples rather than equal them.
+	fired=$(grep -c '^[RP] ' win.truth)
+	missing=$(( fired - ${nres:-0} - ${npau:-0} ))
+	if [ "$missing" -ge 0 ] && [ "$missing" -le "${nlost:-0}" ]; then
+		t_pass "windows, small AUX area: $fired firings, $((fired - missing)) samples, the $missing missing within the $nlost lost records"
+	else
+		t_fail "windows, small AUX area: samples and lost records account for every firing" \
+			"firings $fired, resume samples ${nres:-?}, pause samples ${npau:-?}, lost records ${nlost:-?}"
+	fi
 fi
 
 # ---- a full data ring ----
