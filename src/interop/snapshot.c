@@ -100,22 +100,20 @@ static bool safe_name(const char *name)
 }
 
 /*
- * Reads @dir/@name whole, at most @max bytes (else -EFBIG). Returns the
- * length or a negative error; the message in @d names the file.
+ * The directory source: reads @dir/@name whole, at most @max bytes (else
+ * -EFBIG). Returns the length or a negative error; the message in @d names
+ * the file.
  */
-static long long read_file(const char *dir, const char *name, uint64_t max, char **out,
-			   struct prec_diag *d)
+static long long dir_read(void *ctx, const char *name, uint64_t max, char **out,
+			  struct prec_diag *d)
 {
+	const char *dir = ctx;
 	char path[4096];
 	struct stat sb;
 	char *buf = NULL;
 	long long n;
 	int fd, err;
 
-	*out = NULL;
-	if (!safe_name(name))
-		return prec_diag_set(d, -PREC_E_FORMAT, -1,
-				     "file name \"%s\" leaves the snapshot directory", name);
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
 		return prec_diag_set(d, -ENAMETOOLONG, -1, "path of %s is too long", name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -153,7 +151,33 @@ static long long read_file(const char *dir, const char *name, uint64_t max, char
 	return n;
 }
 
-static int ini_load(const char *dir, const char *name, struct ini **out, struct prec_diag *d)
+/*
+ * Reads the snapshot's file @name whole through @f, at most @max bytes.
+ * Every source gets the same name check, and its buffer is NUL-terminated.
+ */
+static long long read_file(const struct prec_snapshot_files *f, const char *name, uint64_t max,
+			   char **out, struct prec_diag *d)
+{
+	long long n;
+
+	*out = NULL;
+	if (!safe_name(name))
+		return prec_diag_set(d, -PREC_E_FORMAT, -1,
+				     "file name \"%s\" leaves the snapshot directory", name);
+	n = f->read(f->ctx, name, max, out, d);
+	if (n >= 0 && (uint64_t)n > max) { /* a source that ignored the limit */
+		free(*out);
+		*out = NULL;
+		return prec_diag_set(d, -EFBIG, -1, "%s is larger than %llu bytes", name,
+				     (unsigned long long)max);
+	}
+	if (n < 0)
+		*out = NULL;
+	return n;
+}
+
+static int ini_load(const struct prec_snapshot_files *f, const char *name, struct ini **out,
+		    struct prec_diag *d)
 {
 	struct ini *ini = calloc(1, sizeof(*ini));
 	struct ini_sec *cur = NULL;
@@ -170,7 +194,7 @@ static int ini_load(const char *dir, const char *name, struct ini **out, struct 
 		err = -ENOMEM;
 		goto out;
 	}
-	len = read_file(dir, name, INI_MAX, &ini->text, d);
+	len = read_file(f, name, INI_MAX, &ini->text, d);
 	if (len < 0) {
 		err = (int)len;
 		goto out;
@@ -293,7 +317,7 @@ struct dev {
 };
 
 struct snap {
-	const char *dir;
+	const struct prec_snapshot_files *src;
 	struct prec_session *s;
 	struct prec_snapshot_report *rep;
 	struct prec_diag *d;
@@ -372,7 +396,7 @@ static int load_devices(struct snap *sn)
 	for (i = 0; i < list->n; i++) {
 		struct dev *dv = &sn->dev[sn->ndev];
 
-		err = ini_load(sn->dir, list->kv[i].v, &dv->ini, sn->d);
+		err = ini_load(sn->src, list->kv[i].v, &dv->ini, sn->d);
 		if (err)
 			return err;
 		sn->ndev++;
@@ -494,7 +518,7 @@ static struct dump_file *dump_file(struct snap *sn, const char *name)
 	for (i = 0; i < sn->nfiles; i++)
 		if (!strcmp(sn->files[i].name, name))
 			return &sn->files[i];
-	flen = read_file(sn->dir, name, DATA_MAX, &bytes, sn->d);
+	flen = read_file(sn->src, name, DATA_MAX, &bytes, sn->d);
 	if (flen < 0)
 		return NULL;
 	if (sn->dump_total + (uint64_t)flen > DUMPS_MAX) {
@@ -810,7 +834,7 @@ static int load_buffers(struct snap *sn)
 					    buf->name, sec_get(buf, "format"));
 			goto out;
 		}
-		len = read_file(sn->dir, file, DATA_MAX, &data, sn->d);
+		len = read_file(sn->src, file, DATA_MAX, &data, sn->d);
 		if (len < 0) {
 			err = (int)len;
 			goto out;
@@ -853,6 +877,16 @@ int prec_snapshot_probe(const char *dir)
 int prec_snapshot_load(struct prec_session *s, const char *dir, struct prec_snapshot_report *rep,
 		       struct prec_diag *d)
 {
+	struct prec_snapshot_files f = { .read = dir_read, .ctx = (void *)dir };
+
+	if (!dir)
+		return -EINVAL;
+	return prec_snapshot_load_files(s, &f, rep, d);
+}
+
+int prec_snapshot_load_files(struct prec_session *s, const struct prec_snapshot_files *files,
+			     struct prec_snapshot_report *rep, struct prec_diag *d)
+{
 	struct prec_snapshot_report dummy;
 	struct prec_machine m;
 	struct snap sn;
@@ -864,16 +898,16 @@ int prec_snapshot_load(struct prec_session *s, const char *dir, struct prec_snap
 		rep = &dummy;
 	memset(rep, 0, sizeof(*rep));
 	memset(&sn, 0, sizeof(sn));
-	sn.dir = dir;
+	sn.src = files;
 	sn.s = s;
 	sn.rep = rep;
 	sn.d = d;
-	if (!s || !dir)
+	if (!s || !files || !files->read)
 		return -EINVAL;
 	sn.meta = prec_cs_meta_new();
 	if (!sn.meta)
 		return -ENOMEM;
-	err = ini_load(dir, "snapshot.ini", &sn.top, d);
+	err = ini_load(files, "snapshot.ini", &sn.top, d);
 	if (err)
 		goto out;
 	v = ini_get(sn.top, "snapshot", "version");
@@ -896,7 +930,7 @@ int prec_snapshot_load(struct prec_session *s, const char *dir, struct prec_snap
 	err = load_devices(&sn);
 	if (err)
 		goto out;
-	err = ini_load(dir, v, &sn.trace, d);
+	err = ini_load(files, v, &sn.trace, d);
 	if (err)
 		goto out;
 	memset(&m, 0, sizeof(m));

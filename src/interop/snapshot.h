@@ -65,6 +65,23 @@ struct prec_snapshot_report {
 int prec_snapshot_load(struct prec_session *s, const char *dir, struct prec_snapshot_report *rep,
 		       struct prec_diag *d);
 
+/*
+ * Where a snapshot's files come from. read() reads file @name (a relative
+ * name already checked to stay inside the snapshot) whole into a malloc'd,
+ * NUL-terminated buffer of at most @max bytes (else -EFBIG, before
+ * allocating), sets *@out and returns the length, or returns a negative
+ * error with a message naming the file in @d.
+ */
+struct prec_snapshot_files {
+	long long (*read)(void *ctx, const char *name, uint64_t max, char **out,
+			  struct prec_diag *d);
+	void *ctx;
+};
+
+/* prec_snapshot_load() with the files read through @files (tests, fuzzing). */
+int prec_snapshot_load_files(struct prec_session *s, const struct prec_snapshot_files *files,
+			     struct prec_snapshot_report *rep, struct prec_diag *d);
+
 /* True if @dir looks like a snapshot directory (has a snapshot.ini). */
 int prec_snapshot_probe(const char *dir);
 

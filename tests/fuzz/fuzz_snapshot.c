@@ -4,35 +4,28 @@
  * view. The input packs the directory's files (tests/fuzz/pack.sh makes the
  * corpus from real snapshot directories): repeated
  *	NAME '\0' LENGTH(4 bytes, little endian) BYTES
- * with NAME made of [A-Za-z0-9._-] (other names end the input). The files
- * are written to a directory of this process in /dev/shm (memory) that is
- * emptied for every input.
+ * with NAME made of [A-Za-z0-9._-] (other names end the input). The loader
+ * reads them from the input itself (prec_snapshot_load_files()): no file is
+ * written.
  */
-#include <dirent.h>
-#include <fcntl.h>
+#include <errno.h>
 #include <stdint.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fuzz.h"
 #include "interop/snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void empty_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
+#define MAX_FILES 64
 
-	if (!d)
-		return;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
-}
+struct packed {
+	const char *name[MAX_FILES];
+	const uint8_t *bytes[MAX_FILES];
+	uint32_t len[MAX_FILES];
+	int n;
+};
 
 static int name_ok(const char *n)
 {
@@ -45,57 +38,67 @@ static int name_ok(const char *n)
 	return 1;
 }
 
-/* Writes the packed files into @dir; returns how many. */
-static int unpack(const uint8_t *p, size_t n, const char *dir)
+/* Indexes the packed files of the input; a later file of the same name wins. */
+static void unpack(const uint8_t *p, size_t n, struct packed *pk)
 {
 	size_t i = 0;
-	int files = 0;
 
-	while (i < n && files < 64) {
+	pk->n = 0;
+	while (i < n && pk->n < MAX_FILES) {
 		const uint8_t *z = memchr(p + i, 0, n - i < 65 ? n - i : 65);
-		char path[512];
 		uint32_t len;
-		int fd;
 
 		if (!z || i + (size_t)(z - (p + i)) + 5 > n || !name_ok((const char *)p + i))
 			break;
-		snprintf(path, sizeof(path), "%s/%s", dir, (const char *)p + i);
+		pk->name[pk->n] = (const char *)p + i;
 		i = (size_t)(z - p) + 1;
 		len = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 |
 		      (uint32_t)p[i + 3] << 24;
 		i += 4;
 		if (len > n - i)
 			len = (uint32_t)(n - i);
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0)
-			break;
-		if (write(fd, p + i, len) != (ssize_t)len) {
-			close(fd);
-			break;
-		}
-		close(fd);
+		pk->bytes[pk->n] = p + i;
+		pk->len[pk->n] = len;
+		pk->n++;
 		i += len;
-		files++;
 	}
-	return files;
+}
+
+static long long packed_read(void *ctx, const char *name, uint64_t max, char **out,
+			     struct prec_diag *d)
+{
+	const struct packed *pk = ctx;
+	int k;
+
+	for (k = pk->n - 1; k >= 0; k--)
+		if (!strcmp(pk->name[k], name))
+			break;
+	if (k < 0)
+		return prec_diag_set(d, -ENOENT, -1, "cannot open %s: no such file", name);
+	if (pk->len[k] > max)
+		return prec_diag_set(d, -EFBIG, -1, "%s is larger than %llu bytes", name,
+				     (unsigned long long)max);
+	*out = malloc((size_t)pk->len[k] + 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, pk->bytes[k], pk->len[k]);
+	(*out)[pk->len[k]] = 0;
+	return pk->len[k];
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char dir[64];
+	struct packed pk;
+	struct prec_snapshot_files files = { .read = packed_read, .ctx = &pk };
 	struct prec_snapshot_report rep;
 	struct prec_session *s;
 	struct prec_diag d;
 
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/dev/shm/ptrec-fuzz-%d", (int)getpid());
-		mkdir(dir, 0700);
-	}
-	empty_dir(dir);
-	if (!unpack(data, size, dir))
+	unpack(data, size, &pk);
+	if (!pk.n)
 		return 0;
 	s = prec_session_new();
-	if (s && prec_snapshot_load(s, dir, &rep, &d) == 0)
+	if (s && prec_snapshot_load_files(s, &files, &rep, &d) == 0)
 		fuzz_views(s, size, size ? data[size - 1] : 0);
 	prec_session_free(s);
 	return 0;

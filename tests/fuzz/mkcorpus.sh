@@ -4,7 +4,7 @@
 #   tests/fuzz/mkcorpus.sh      (needs 'make tests' in build/, and root for the
 #                                real-kernel recording)
 # Every seed is small: recordings with --no-embed (images by reference), a
-# CoreSight snapshot whose memory dump is cut to 8 KiB.
+# CoreSight snapshot whose memory dump is cut to 8 KiB and trace to 3 KiB.
 set -eu
 cd "$(dirname "$0")/../.."
 B=${B:-build}
@@ -42,13 +42,15 @@ done
 "$B/tests/test_etm_emulate" snapshot "$tmp/snap" "$tmp/snap.truth" raw -- "$B/progs-arm64/calls" >/dev/null 2>&1
 truncate -s 8192 "$tmp/snap/mem_0.bin"
 sed -i 's/^length=.*/length=0x2000/' "$tmp/snap/cpu_0.ini"
-tests/fuzz/pack.sh "$tmp/snap" >"$out/fuzz_snapshot/calls-raw"
 { printf '\0'; head -c 4096 "$tmp/snap/trace_0.bin"; } >"$out/fuzz_cstrace/calls-raw"
+truncate -s 3072 "$tmp/snap/trace_0.bin"
+tests/fuzz/pack.sh "$tmp/snap" >"$out/fuzz_snapshot/calls-raw"
 "$B/tests/test_etm_emulate" snapshot "$tmp/snapf" "$tmp/snapf.truth" -- "$B/progs-arm64/calls" >/dev/null 2>&1
 truncate -s 8192 "$tmp/snapf/mem_0.bin"
 sed -i 's/^length=.*/length=0x2000/' "$tmp/snapf/cpu_0.ini"
-tests/fuzz/pack.sh "$tmp/snapf" >"$out/fuzz_snapshot/calls-framed"
 { printf '\1'; head -c 4096 "$tmp/snapf/cstrace.bin"; } >"$out/fuzz_cstrace/calls-framed"
+truncate -s 3072 "$tmp/snapf/cstrace.bin"
+tests/fuzz/pack.sh "$tmp/snapf" >"$out/fuzz_snapshot/calls-framed"
 
 i=0
 while IFS= read -r spec; do
