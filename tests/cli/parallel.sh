@@ -23,25 +23,7 @@ RECOPTS='-m 256K,64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
 # each of several chunks (gaps), trace bytes flipped inside a chunk that
 # is stored as is (decode errors mid-part), and the file cut inside its
 # last AUX chunk.
-python3 - loop.data loopret.data <<'PY'
-import struct, sys
-def chunks(src):
-    pos, aux = 32, []
-    while pos + 40 <= len(src):
-        magic, typ, flags, raw, stored = struct.unpack_from('<IHHII', src, pos)
-        if typ == 5:
-            aux.append((pos, stored, raw))
-        pos += 40 + (stored + 7) // 8 * 8
-    return aux
-src = open(sys.argv[1], 'rb').read()
-aux = chunks(src)
-d = bytearray(src)
-for p, st, raw in aux[1::3]:
-    d[p + 40 + st // 2] ^= 0xff
-open('damaged.data', 'wb').write(d)
-p, st, raw = aux[-1]
-open('cut.data', 'wb').write(src[:p + 40 + st // 3])
-PY
+python3 "$SRC/damage_aux.py" loop.data damaged.data cut.data 1::3
 for f in calls loopret; do
 	"$PTDUMP" --to-perf-data $f.perf $f.data >/dev/null 2>&1 ||
 		t_fail "$f: --to-perf-data"

@@ -27,22 +27,7 @@ RECOPTS='-m 256K,64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 8
 # Damaged copies (as parallel.sh): payload bytes flipped in several AUX
 # chunks (the middle one always: a short recording has few), and the file
 # cut inside its last AUX chunk.
-python3 - loop.data <<'PY'
-import struct, sys
-src = open(sys.argv[1], 'rb').read()
-pos, aux = 32, []
-while pos + 40 <= len(src):
-    magic, typ, flags, raw, stored = struct.unpack_from('<IHHII', src, pos)
-    if typ == 5:
-        aux.append((pos, stored))
-    pos += 40 + (stored + 7) // 8 * 8
-d = bytearray(src)
-for p, st in set(aux[1::3] + [aux[len(aux) // 2]]):
-    d[p + 40 + st // 2] ^= 0xff
-open('damaged.data', 'wb').write(d)
-p, st = aux[-1]
-open('cut.data', 'wb').write(src[:p + 40 + st // 3])
-PY
+python3 "$SRC/damage_aux.py" loop.data damaged.data cut.data 1::3 mid
 cmp -s loop.data damaged.data && t_fail "damaged.data is damaged"
 
 # shards NAME N: the N part files NAME.N.K of NAME.data, every shard run by GNU parallel.

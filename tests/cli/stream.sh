@@ -17,22 +17,7 @@ RECOPTS='-m 256K,64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
 
 # Damaged copies of loop.data: a payload byte of its second AUX chunk
 # flipped (a gap), and the file cut inside its last AUX chunk.
-python3 - loop.data <<'EOF'
-import struct, sys
-src = open(sys.argv[1], 'rb').read()
-pos, aux = 32, []
-while pos + 40 <= len(src):
-    magic, typ, flags, raw, stored = struct.unpack_from('<IHHII', src, pos)
-    if typ == 5:
-        aux.append((pos, stored))
-    pos += 40 + (stored + 7) // 8 * 8
-d = bytearray(src)
-p, st = aux[1]
-d[p + 40 + st // 2] ^= 0xff
-open('damaged.data', 'wb').write(d)
-p, st = aux[-1]
-open('cut.data', 'wb').write(src[:p + 40 + st // 3])
-EOF
+python3 "$SRC/damage_aux.py" loop.data damaged.data cut.data 1
 
 # 1. Windows of 4 KiB (the smallest) against whole streams, byte for byte.
 for f in calls threads signals loop damaged cut; do
