@@ -1279,6 +1279,13 @@ static int step(struct ipt *d)
 #define CHUNK_BYTES ((size_t)256 << 10)
 /* Smaller windows (--buffer) make smaller parts: at most this many windows each. */
 #define CHUNK_WINDOWS 4
+/*
+ * Shards: parts small enough that each of N shards gets about this many of
+ * the trace's bytes (so a short trace still spreads over all of them), but
+ * never under SHARD_PART_MIN.
+ */
+#define SHARD_PARTS 4
+#define SHARD_PART_MIN ((size_t)16 << 10)
 
 /* The decoder state that goes on over a cut. */
 struct carry {
@@ -1287,41 +1294,41 @@ struct carry {
 	uint64_t tsc, time, ctx_until, pend_from, pend_tsc, tx_abort_ip, last_ip;
 	size_t seg, win_next, sb_idx;
 	struct prec_aspace *as;
-	int state, fail_count, cpu, pid, tid, pend_class, mode;
+	enum st state;
+	int fail_count, cpu, pid, tid;
+	enum pt_insn_class pend_class;
+	int mode;
 	bool next_splice, synced_seg, have_time, pend, tx_abort;
 };
 
+/*
+ * Its fields, each named as in struct ipt, in the order of a part file's
+ * words (shard.h): S for a value, A for the address space (by its id).
+ */
+#define CARRY_FIELDS(S, A)                                                                  \
+	S(seen_cbr) S(seen_cr3) S(seen_vmcs) S(fail_off) S(last_off) S(np_total) S(np_anchor) \
+	S(np_power) S(np_lam) S(tsc) S(time) S(ctx_until) S(pend_from) S(pend_tsc)          \
+	S(tx_abort_ip) S(last_ip) S(seg) S(win_next) S(sb_idx) A(as) S(state) S(fail_count)  \
+	S(cpu) S(pid) S(tid) S(pend_class) S(mode) S(next_splice) S(synced_seg)              \
+	S(have_time) S(pend) S(tx_abort)
+#define CARRY_ONE(f) +1
+_Static_assert(0 CARRY_FIELDS(CARRY_ONE, CARRY_ONE) == PREC_CARRY_WORDS,
+	       "a part file holds one word per carried field");
+#undef CARRY_ONE
+
 static void carry_get(const struct ipt *d, struct carry *c)
 {
-	memset(c, 0, sizeof(*c));
-	c->seen_cbr = d->seen_cbr, c->seen_cr3 = d->seen_cr3, c->seen_vmcs = d->seen_vmcs;
-	c->fail_off = d->fail_off, c->last_off = d->last_off, c->np_total = d->np_total;
-	c->np_anchor = d->np_anchor, c->np_power = d->np_power, c->np_lam = d->np_lam;
-	c->tsc = d->tsc, c->time = d->time, c->ctx_until = d->ctx_until;
-	c->pend_from = d->pend_from, c->pend_tsc = d->pend_tsc;
-	c->tx_abort_ip = d->tx_abort_ip, c->last_ip = d->last_ip;
-	c->seg = d->seg, c->win_next = d->win_next, c->sb_idx = d->sb_idx, c->as = d->as;
-	c->state = (int)d->state, c->fail_count = d->fail_count;
-	c->cpu = d->cpu, c->pid = d->pid, c->tid = d->tid;
-	c->pend_class = (int)d->pend_class, c->mode = d->mode;
-	c->next_splice = d->next_splice, c->synced_seg = d->synced_seg;
-	c->have_time = d->have_time, c->pend = d->pend, c->tx_abort = d->tx_abort;
+	memset(c, 0, sizeof(*c)); /* the padding too: carry_same() compares bytes */
+#define GET(f) c->f = d->f;
+	CARRY_FIELDS(GET, GET)
+#undef GET
 }
 
 static void carry_put(struct ipt *d, const struct carry *c)
 {
-	d->seen_cbr = c->seen_cbr, d->seen_cr3 = c->seen_cr3, d->seen_vmcs = c->seen_vmcs;
-	d->fail_off = c->fail_off, d->last_off = c->last_off, d->np_total = c->np_total;
-	d->np_anchor = c->np_anchor, d->np_power = c->np_power, d->np_lam = c->np_lam;
-	d->tsc = c->tsc, d->time = c->time, d->ctx_until = c->ctx_until;
-	d->pend_from = c->pend_from, d->pend_tsc = c->pend_tsc;
-	d->tx_abort_ip = c->tx_abort_ip, d->last_ip = c->last_ip;
-	d->seg = c->seg, d->win_next = c->win_next, d->sb_idx = c->sb_idx, d->as = c->as;
-	d->state = (enum st)c->state, d->fail_count = c->fail_count;
-	d->cpu = c->cpu, d->pid = c->pid, d->tid = c->tid;
-	d->pend_class = (enum pt_insn_class)c->pend_class, d->mode = c->mode;
-	d->next_splice = c->next_splice, d->synced_seg = c->synced_seg;
-	d->have_time = c->have_time, d->pend = c->pend, d->tx_abort = c->tx_abort;
+#define PUT(f) d->f = c->f;
+	CARRY_FIELDS(PUT, PUT)
+#undef PUT
 }
 
 /* The same state, but for the no-progress count (a part counts its own). */
@@ -1340,39 +1347,30 @@ static bool carry_same(const struct carry *a, const struct carry *b)
  */
 static bool carry_pack(const struct ipt *d, const struct carry *c, uint64_t *w)
 {
-	const uint64_t v[PREC_CARRY_WORDS] = {
-		c->seen_cbr, c->seen_cr3, c->seen_vmcs, c->fail_off, c->last_off, c->np_total,
-		c->np_anchor, c->np_power, c->np_lam, c->tsc, c->time, c->ctx_until,
-		c->pend_from, c->pend_tsc, c->tx_abort_ip, c->last_ip, c->seg, c->win_next,
-		c->sb_idx, prec_images_aspace_id(d->im, c->as), (uint64_t)(int64_t)c->state,
-		(uint64_t)(int64_t)c->fail_count, (uint64_t)(int64_t)c->cpu,
-		(uint64_t)(int64_t)c->pid, (uint64_t)(int64_t)c->tid,
-		(uint64_t)(int64_t)c->pend_class, (uint64_t)(int64_t)c->mode, c->next_splice,
-		c->synced_seg, c->have_time, c->pend, c->tx_abort,
-	};
+	uint64_t v[PREC_CARRY_WORDS];
+	size_t i = 0, as_word = 0;
 
+#define PACK(f) v[i++] = (uint64_t)(int64_t)c->f;
+#define PACK_AS(f) as_word = i, v[i++] = prec_images_aspace_id(d->im, c->f);
+	CARRY_FIELDS(PACK, PACK_AS)
+#undef PACK
+#undef PACK_AS
 	memcpy(w, v, sizeof(v));
-	return v[19] != UINT64_MAX;
+	return v[as_word] != UINT64_MAX;
 }
 
 /* The way back; false when the words name no address space of this trace. */
 static bool carry_unpack(const struct ipt *d, const uint64_t *w, struct carry *c)
 {
-	bool ok;
+	size_t i = 0;
+	bool ok = false;
 
 	memset(c, 0, sizeof(*c));
-	c->seen_cbr = w[0], c->seen_cr3 = w[1], c->seen_vmcs = w[2];
-	c->fail_off = w[3], c->last_off = w[4], c->np_total = w[5];
-	c->np_anchor = w[6], c->np_power = w[7], c->np_lam = w[8];
-	c->tsc = w[9], c->time = w[10], c->ctx_until = w[11];
-	c->pend_from = w[12], c->pend_tsc = w[13], c->tx_abort_ip = w[14], c->last_ip = w[15];
-	c->seg = (size_t)w[16], c->win_next = (size_t)w[17], c->sb_idx = (size_t)w[18];
-	c->as = prec_images_aspace_by_id(d->im, w[19], &ok);
-	c->state = (int)(int64_t)w[20], c->fail_count = (int)(int64_t)w[21];
-	c->cpu = (int)(int64_t)w[22], c->pid = (int)(int64_t)w[23], c->tid = (int)(int64_t)w[24];
-	c->pend_class = (int)(int64_t)w[25], c->mode = (int)(int64_t)w[26];
-	c->next_splice = w[27], c->synced_seg = w[28], c->have_time = w[29];
-	c->pend = w[30], c->tx_abort = w[31];
+#define UNPACK(f) c->f = (__typeof__(c->f))(int64_t)w[i++];
+#define UNPACK_AS(f) c->f = prec_images_aspace_by_id(d->im, w[i++], &ok);
+	CARRY_FIELDS(UNPACK, UNPACK_AS)
+#undef UNPACK
+#undef UNPACK_AS
 	return ok;
 }
 
@@ -1994,6 +1992,26 @@ static void par_free(struct ipt *d)
 	d->par = NULL;
 }
 
+/*
+ * The trace bytes a part aims at: CHUNK_BYTES, at most CHUNK_WINDOWS
+ * windows, and with @shards > 1 (shard and merge alike, so both plan the
+ * same cuts) small enough for every shard to get SHARD_PARTS of the bytes
+ * of all streams together.
+ */
+static size_t part_bytes(const struct ipt *d, uint32_t shards)
+{
+	size_t b = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
+	uint64_t total = 0;
+	size_t i, n = prec_session_nr_streams(d->s);
+
+	if (shards <= 1)
+		return b;
+	for (i = 0; i < n; i++)
+		total += prec_session_stream(d->s, i)->len;
+	total /= (uint64_t)shards * SHARD_PARTS;
+	return PREC_MIN(b, PREC_MAX((size_t)total, SHARD_PART_MIN));
+}
+
 /* A stream decoded in parts by @jobs workers. */
 static int par_init(struct ipt *d, int jobs)
 {
@@ -2007,7 +2025,7 @@ static int par_init(struct ipt *d, int jobs)
 		return 0;
 	}
 	p->ahead = PREC_MIN((size_t)jobs + 1, (size_t)PAR_MAX);
-	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
+	p->part_bytes = part_bytes(d, 1);
 	carry_get(d, &p->cur);
 	d->par = p;
 	return 0;
@@ -2026,7 +2044,7 @@ static int par_init_merge(struct ipt *d, struct prec_shards *sh)
 	p->shards = sh;
 	p->stream = (uint32_t)i;
 	p->ahead = 1;
-	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
+	p->part_bytes = part_bytes(d, prec_shards_n(sh));
 	carry_get(d, &p->cur);
 	d->par = p;
 	return 0;
@@ -2163,7 +2181,7 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 	d->sub = opts && opts->jobs > 1;
 	if (opts && opts->shards)
 		err = par_init_merge(d, opts->shards);
-	else if (d->sub && stream->len > PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS))
+	else if (d->sub && stream->len > part_bytes(d, 1))
 		err = par_init(d, opts->jobs);
 	if (err) {
 		ipt_close(d);
@@ -2182,8 +2200,8 @@ struct cut {
 	uint64_t bytes;
 };
 
-/* All the parts of @d's stream, as par_fill() plans them for -j and --merge. */
-static int plan_stream(struct ipt *d, struct cut **cuts, size_t *n)
+/* All the parts of @d's stream for @shards shards, as par_fill() plans them for --merge. */
+static int plan_stream(struct ipt *d, uint32_t shards, struct cut **cuts, size_t *n)
 {
 	struct par *p = calloc(1, sizeof(*p));
 	struct part pt;
@@ -2191,7 +2209,7 @@ static int plan_stream(struct ipt *d, struct cut **cuts, size_t *n)
 
 	if (!p)
 		return -ENOMEM;
-	p->part_bytes = PREC_MIN(CHUNK_BYTES, d->win_size * CHUNK_WINDOWS);
+	p->part_bytes = part_bytes(d, shards);
 	d->par = p;
 	memset(&pt, 0, sizeof(pt));
 	while (!err && plan_next(d, &pt)) {
@@ -2372,7 +2390,7 @@ int prec_ipt_shard(struct prec_session *s, const struct prec_decoder_opts *opts,
 	for (i = 0; i < ns && !err; i++) {
 		struct ipt *d = ipt_alloc(s, prec_session_stream(s, i), &dopts);
 
-		err = d ? plan_stream(d, &cuts[i], &nc[i]) : -ENOMEM;
+		err = d ? plan_stream(d, plan->n, &cuts[i], &nc[i]) : -ENOMEM;
 		ipt_close(d);
 	}
 	if (!err)

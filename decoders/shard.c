@@ -4,8 +4,10 @@
  * with every check a file from another trace, plan, build or a damaged
  * copy fails (the merge trusts the events of a part it takes).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,7 @@
 
 #define SHARD_MAGIC "PTRSHARD"
 #define SHARD_END "PTRSEND"
-#define SHARD_VERSION 1
+#define SHARD_VERSION 2
 #define SHARD_ORDER 0x01020304u   /* reads back otherwise on another byte order */
 
 #ifndef PTREC_VERSION
@@ -32,7 +34,7 @@
 struct shard_head {
 	char magic[8];
 	uint32_t version, order;
-	char build[32];           /* ptdump's version: events are this build's */
+	char build[64];           /* ptdump's version and build id: events are this build's */
 	uint32_t k, n;
 	uint64_t trace_size;
 	uint32_t trace_crc, tev_size;
@@ -56,6 +58,56 @@ struct shard_tail {
 	uint64_t nparts;
 	uint32_t crc, pad;
 };
+
+/* The GNU build id note of the program itself (the first object dl_iterate_phdr() lists). */
+static int own_build_id(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	char *hex = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)p;
+			const uint8_t *desc = p + sizeof(*n) + ((n->n_namesz + 3) & ~3u);
+
+			if (desc + n->n_descsz > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(p + sizeof(*n), "GNU", 4) && n->n_descsz <= 20) {
+				for (uint32_t k = 0; k < n->n_descsz; k++)
+					sprintf(hex + 2 * k, "%02x", desc[k]);
+				return 1;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1; /* only the program itself */
+}
+
+/*
+ * What a part file is tied to: the version, and the build id of this
+ * program where it has one, so that two builds of one version (whose
+ * events may differ) never mix.
+ */
+static const char *build_name(void)
+{
+	static char name[64];
+
+	if (!name[0]) {
+		char hex[41] = "";
+
+		dl_iterate_phdr(own_build_id, hex);
+		snprintf(name, sizeof(name), "%s%s%s", PTREC_VERSION, hex[0] ? " " : "", hex);
+	}
+	return name;
+}
 
 struct shard_file {
 	const char *path;
@@ -134,7 +186,7 @@ void prec_shard_out_begin(struct prec_shard_out *o, FILE *f, const struct prec_s
 	memcpy(h.magic, SHARD_MAGIC, 8);
 	h.version = SHARD_VERSION;
 	h.order = SHARD_ORDER;
-	snprintf(h.build, sizeof(h.build), "%s", PTREC_VERSION);
+	snprintf(h.build, sizeof(h.build), "%s", build_name());
 	h.k = k;
 	h.n = plan->n;
 	h.trace_size = plan->trace_size;
@@ -243,9 +295,9 @@ static int file_open(struct shard_file *f, struct prec_diag *d)
 		return prec_diag_set(d, -EINVAL, -1, "%s: not a part file of ptdump --shard",
 				     f->path);
 	if (f->h.order != SHARD_ORDER || f->h.version != SHARD_VERSION ||
-	    f->h.tev_size != sizeof(struct prec_tev) || f->h.build[31] ||
-	    strcmp(f->h.build, PTREC_VERSION))
-		return prec_diag_set(d, -EINVAL, -1, "%s: written by another ptdump (%.31s, part "
+	    f->h.tev_size != sizeof(struct prec_tev) || f->h.build[sizeof(f->h.build) - 1] ||
+	    strcmp(f->h.build, build_name()))
+		return prec_diag_set(d, -EINVAL, -1, "%s: written by another ptdump (%.63s, part "
 				     "file version %u); shard and merge with the same one",
 				     f->path, f->h.build, f->h.version);
 	memcpy(&t, (const uint8_t *)f->map + f->size - sizeof(t), sizeof(t));
@@ -405,6 +457,11 @@ int prec_shards_load(const char *const *paths, size_t n, const struct prec_shard
 	}
 	*out = sh;
 	return 0;
+}
+
+uint32_t prec_shards_n(const struct prec_shards *sh)
+{
+	return (uint32_t)sh->nfiles;
 }
 
 void prec_shards_free(struct prec_shards *sh)

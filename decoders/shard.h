@@ -91,6 +91,8 @@ struct prec_shards;
 int prec_shards_load(const char *const *paths, size_t n, const struct prec_shard_plan *want,
 		     struct prec_shards **out, struct prec_diag *d);
 void prec_shards_free(struct prec_shards *sh);
+/* N: the shards the parts were cut for. */
+uint32_t prec_shards_n(const struct prec_shards *sh);
 /*
  * Counts a part of a merge: taken from a shard, or decoded again (@taken
  * false); prec_shards_counts() gives the counts (ptdump -v says them).

@@ -79,13 +79,36 @@ redone=$(sed -n 's/.*taken from the shards, \([0-9]*\) decoded again/\1/p' v.err
 t_match "loopret: parts taken from 3 shards ($taken)" '^([2-9]|[1-9][0-9]+)$' "$taken"
 t_match "loopret: few decoded again ($redone: segment starts)" '^[0-2]$' "$redone"
 
+# Balance: with the default --buffer (parts of 256 KiB) a trace of a few
+# hundred KiB still spreads over all shards: parts shrink to give each
+# shard about 4, down to 16 KiB, and the merge plans the same parts.
+# nparts is the u64 16 bytes before a part file's end.
+emu_rec bal 'intel_pt//' "$PROGS/loop" 40
+nparts() { od -An -tu8 -j $(($(stat -c %s "$1") - 16)) -N8 "$1" | tr -d ' '; }
+bytes=$("$PTDUMP" --stats bal.data | sed -n 's/^total: [0-9]* streams, \([0-9]*\) bytes/\1/p')
+rm -f bal.[0-9]*
+parallel --halt now,fail=1 "$PTDUMP" --shard {}/5 -o bal.{} bal.data ::: 1 2 3 4 5 2>par.err ||
+	t_fail "balance: --shard K/5 under parallel" "$(cat par.err)"
+counts=$(for k in 1 2 3 4 5; do nparts bal.$k; done | tr '\n' ' ')
+t_match "balance: each of 5 shards of $bytes trace bytes holds parts ($counts)" \
+	'^([1-9][0-9]* ){5}$' "$counts"
+"$PTDUMP" --call-trace bal.data >bal.plain 2>/dev/null
+"$PTDUMP" -v --call-trace --merge bal.data bal.[0-9] >bal.ct 2>bal.err
+if [ -s bal.plain ] && cmp -s bal.ct bal.plain; then
+	t_pass "balance: the 5 shards merged = plain --call-trace"
+else
+	t_fail "balance: the 5 shards merged = plain --call-trace" "$(head -3 bal.err)"
+fi
+taken=$(sed -n 's/.*--merge: \([0-9]*\) parts taken.*/\1/p' bal.err)
+t_match "balance: the merge takes the shards' parts ($taken)" '^([5-9]|[1-9][0-9]+)$' "$taken"
+
 # A part whose entry state is not the true one (its time changed, its
 # file's checksum made good again) is decoded again, and the output stays.
 python3 - loopret.3.2 tampered.2 <<'PY'
 import struct, sys
 d = bytearray(open(sys.argv[1], 'rb').read())
-# header 88 bytes; the first part: 6 u32, seg/lo/hi, then entry[32]: word 9 is the tsc
-off = 88 + 24 + 24 + 9 * 8
+# header 120 bytes; the first part: 6 u32, seg/lo/hi, then entry[32]: word 9 is the tsc
+off = 120 + 24 + 24 + 9 * 8
 struct.pack_into('<Q', d, off, struct.unpack_from('<Q', d, off)[0] ^ 0x5a5a)
 t = [0] * 256
 for i in range(256):
@@ -180,4 +203,13 @@ cp loop.3.2 build.part
 printf 'X' | dd of=build.part bs=1 seek=16 conv=notrunc 2>/dev/null
 err "a part of another ptdump" 1 'build.part: written by another ptdump' \
 	"$PTDUMP" --buffer 4K --merge loop.data loop.3.1 build.part loop.3.3
+# A part file is tied to the build that wrote it: its header (16 bytes in)
+# names ptdump's version and ELF build id, as readelf reads it.
+bid=$(readelf -n "$PTDUMP" 2>/dev/null | sed -n 's/^ *Build ID: *//p' | head -n 1)
+named=$(dd if=loop.3.2 bs=1 skip=16 count=64 2>/dev/null | tr -d '\0')
+if [ -n "$bid" ]; then
+	t_match "a part file names ptdump's build id ($bid)" " $bid\$" "$named"
+else
+	t_skip "a part file names ptdump's build id" "ptdump has no build id note"
+fi
 t_done

@@ -8,7 +8,8 @@ Walks SRC's chunks (ptrec-file(5): a 32-byte file header, then chunks of a
 SRC with the middle payload byte of the chosen AUX chunks flipped; CUT is
 SRC cut a third of the way into its last AUX chunk's payload.
 WHICH chooses AUX chunks by position: an index ("1"), a slice ("1::3"), or
-"mid" (the middle one). Each chunk is flipped once however often chosen.
+"mid" (the middle one). Each chunk is flipped once however often chosen;
+positions past the last chunk choose nothing, but something must be chosen.
 """
 import struct
 import sys
@@ -34,7 +35,7 @@ def chosen(aux, which):
         elif ':' in w:
             parts = [int(x) if x else None for x in w.split(':')]
             out.update(aux[slice(*parts)])
-        else:
+        elif -len(aux) <= int(w) < len(aux):
             out.add(aux[int(w)])
     return out
 
@@ -45,10 +46,11 @@ def main():
     src_path, damaged, cut = sys.argv[1:4]
     src = open(src_path, 'rb').read()
     aux = aux_chunks(src)
-    if len(aux) < 2:
-        sys.exit('%s: %d AUX chunks, too few to damage' % (src_path, len(aux)))
+    pick = chosen(aux, sys.argv[4:])
+    if not pick:
+        sys.exit('%s: %d AUX chunks, none of them is %s' % (src_path, len(aux), ' '.join(sys.argv[4:])))
     d = bytearray(src)
-    for p, st in chosen(aux, sys.argv[4:]):
+    for p, st in pick:
         d[p + CHUNK_HDR + st // 2] ^= 0xff
     open(damaged, 'wb').write(d)
     p, st = aux[-1]
