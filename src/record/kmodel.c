@@ -997,6 +997,7 @@ void prec_kmodel_free(struct prec_kmodel *m)
 		prec_addr_filters_free(m->ev[i].filt, m->ev[i].nfilt);
 	free(m->ev);
 	free(m->pmus);
+	free(m->kids);
 	if (m->wake_fd >= 0)
 		close(m->wake_fd);
 	pthread_mutex_destroy(&m->lock);

@@ -188,8 +188,9 @@ int prec_kmodel_emulate(struct prec_kmodel *m, const struct prec_kmodel_emu *cfg
  * (tests/tools/kmodel_diff.c): what task @tid of process @pid does on CPU
  * @cpu at @time reaches every event that counts and sees it there
  * (event_filter_match(): a CPU event of that CPU, or an event of that task
- * on any CPU or that one). The tasks are taken as they are: no inheritance
- * (they existed before the events), no scheduling, no switch records.
+ * on any CPU or that one). The tasks are taken as they are, but for those
+ * told as forked (prec_kmodel_fork(): they inherit); no scheduling (switches
+ * are told: prec_kmodel_switch()).
  */
 struct prec_kmodel_task {
 	pid_t pid, tid;
@@ -213,5 +214,33 @@ void prec_kmodel_comm(struct prec_kmodel *m, const struct prec_kmodel_task *t, c
 /* @t exits, its parent @ppid/@ptid: PERF_RECORD_EXIT (perf_event_exit_task()). */
 void prec_kmodel_exit(struct prec_kmodel *m, const struct prec_kmodel_task *t, pid_t ppid,
 		      pid_t ptid);
+/*
+ * @t makes task @tid of process @pid (a thread of @t's process with
+ * @thread): it inherits @t's inherit events (a copy each, from now on the
+ * task sees what they see) and PERF_RECORD_FORK is written
+ * (perf_event_init_task(), perf_event_fork()). 0 or -ENOMEM.
+ */
+int prec_kmodel_fork(struct prec_kmodel *m, const struct prec_kmodel_task *t, pid_t pid,
+		     pid_t tid, bool thread);
+
+/* A mapping as perf_event_mmap() finds its vma. */
+#define PREC_KMODEL_PATH_MAX 256
+struct prec_kmodel_vma {
+	uint64_t start, len, pgoff; /* bytes */
+	int prot, flags;            /* as mmap() was given them (PROT_*, MAP_*) */
+	uint32_t maj, min;          /* the file's device */
+	uint64_t ino, gen;          /* its inode and i_generation */
+	const char *name;           /* its path (d_path()) */
+};
+/* @t maps @v: PERF_RECORD_MMAP or MMAP2 (perf_event_mmap()). */
+void prec_kmodel_mmap(struct prec_kmodel *m, const struct prec_kmodel_task *t,
+		      const struct prec_kmodel_vma *v);
+/*
+ * @t is switched out (@in false) to @np, or in from @np; @runnable: it can
+ * still run (preempted or yielding, not asleep). PERF_RECORD_SWITCH or
+ * SWITCH_CPU_WIDE (perf_event_switch()).
+ */
+void prec_kmodel_switch(struct prec_kmodel *m, const struct prec_kmodel_task *t,
+			const struct prec_kmodel_task *np, bool in, bool runnable);
 
 #endif

@@ -243,6 +243,27 @@ static struct kthr *thread_of(struct prec_kmodel *m, uint32_t pid, uint32_t tid)
 }
 
 /*
+ * The events in the order perf_iterate_sb() visits them: the CPU's
+ * side-band events (pmu_sb_events), then the task's context, each newest
+ * first (both lists are added to at the head: attach_sb_event(),
+ * list_add_event()); @task_first for EXIT, which perf_event_exit_task()
+ * writes to the task's context before the CPU's. *@k: the position, from 0;
+ * NULL at the end.
+ */
+static struct kev *sb_next(struct prec_kmodel *m, size_t *k, bool task_first)
+{
+	while (*k < 2 * m->nev) {
+		size_t pass = *k / m->nev, i = m->nev - 1 - *k % m->nev;
+		struct kev *e = &m->ev[i];
+
+		++*k;
+		if ((e->task == -1) == ((pass == 0) != task_first))
+			return e;
+	}
+	return NULL;
+}
+
+/*
  * perf_event_switch() for @pid/@tid on @cpu, to every event that asks for
  * switches (perf_event_switch_match(): attr.context_switch) and sees the
  * thread there: a task event gets PERF_RECORD_SWITCH, a CPU event
@@ -256,13 +277,12 @@ static void switch_output(struct prec_kmodel *m, int cpu, const struct kcpu *t,
 	uint32_t np[2] = { next_prev->pid, next_prev->tid };
 	uint16_t misc = in ? 0 : PERF_RECORD_MISC_SWITCH_OUT;
 	struct km_sid s = { t->pid, t->tid, m->emu->cpus[cpu].time, (uint32_t)cpu };
-	size_t i;
+	size_t k = 0;
+	struct kev *e;
 
 	if (!in && preempt)
 		misc |= PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
-	for (i = 0; i < m->nev; i++) {
-		struct kev *e = &m->ev[i];
-
+	while ((e = sb_next(m, &k, false))) {
 		if (!e->open || !e->attr.context_switch || !covers(m, e, t->pid, t->tid, cpu) ||
 		    !prec_km_sb_active(e))
 			continue;
@@ -555,7 +575,8 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 	struct prec_sample_id sid;
 	struct km_sid s;
 	struct kthr *t;
-	size_t i, body;
+	struct kev *e;
+	size_t k, body;
 	int cpu;
 
 	if (size < sizeof(*h) + 32 || prec_perf_sample_id(h, &sid))
@@ -606,9 +627,8 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 	cpu = t->cpu;
 	s = (struct km_sid){ sid.pid, sid.tid, sid.time, (uint32_t)cpu };
 	unthrottle_due(m, &s);
-	for (i = 0; i < m->nev; i++) {
-		struct kev *e = &m->ev[i];
-
+	k = 0;
+	while ((e = sb_next(m, &k, h->type == PERF_RECORD_EXIT))) {
 		/* ITRACE_START comes at the AUX event's sched-in: it counts; the rest is side-band. */
 		bool on = h->type == PERF_RECORD_ITRACE_START || h->type == PREC_RECORD_SIGNAL ?
 				  prec_km_active(m, e) : prec_km_sb_active(e);

@@ -74,6 +74,17 @@ struct kev {
 
 struct kemu;
 
+/*
+ * A task told as made by prec_kmodel_fork(): it has copies of the inherit
+ * events of its parent's context (perf_event_init_task()) from then on.
+ */
+struct km_kid {
+	pid_t pid, tid, ptid; /* the task, and the task that made it */
+	bool thread;          /* CLONE_THREAD */
+	bool gone;            /* exited: its context is gone with its copies */
+	size_t nev;           /* the events that existed at the fork */
+};
+
 struct prec_kmodel {
 	struct prec_kernel k;
 	int nr_cpus;
@@ -90,6 +101,8 @@ struct prec_kmodel {
 	pthread_mutex_t lock;
 	int wake_fd;       /* eventfd: the producer's wakeups reach poll() through it */
 	struct kemu *emu;  /* the emulated PMUs and their workload, or NULL */
+	struct km_kid *kids; /* tasks told as forked (kmodel_occur.c) */
+	size_t nkids;
 };
 
 /* The event of model fd @fd, or NULL. */

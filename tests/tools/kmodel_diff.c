@@ -34,8 +34,16 @@
  * (prctl(PR_SET_NAME): COMM), pauses and resumes a ring (PAUSE_OUTPUT),
  * disables an event, or consumes what it read (data_tail = data_head); the
  * child's exec in the calls is one too (COMM with the exec flag, then EXIT).
- * The model is told each through its producer side (prec_kmodel_hit(),
- * prec_kmodel_comm(), prec_kmodel_exit(), prec_kmodel_task_exec()). The
+ * The "sideband" cases' occurrences: the case process forks a child or
+ * clones a thread that exits at once (FORK to its events, EXIT to the
+ * copies of its inherit events; it waits by yielding, never asleep), maps
+ * two pages of a file executable or not and unmaps them (MMAP or MMAP2 to
+ * mmap, mmap2 or mmap_data events), sleeps in nanosleep (SWITCH out without
+ * PREEMPT, then in, to context_switch events). The model is told each
+ * through its producer side (prec_kmodel_hit(), prec_kmodel_comm(),
+ * prec_kmodel_exit(), prec_kmodel_task_exec(), prec_kmodel_fork(),
+ * prec_kmodel_mmap(), prec_kmodel_switch()), with the pids, address and
+ * file (path, device, inode, generation) the real ones had. The
  * "records" cases make events for that: tracepoints, uprobes and dummies of
  * this task, of the child or of CPU 0, one sample_type of the fields the
  * model fills (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD,
@@ -47,15 +55,20 @@
  * must hold the same records: type, misc and size (so a sample's size for
  * its sample_type and whether a sample_id trailer is there), and, where the
  * case has one layout, the fields the two kernels give alike: ids as the
- * steps that opened the events, pids and tids as this task or its child,
- * CPU, period, LOST's id and count, COMM's name, EXIT's tasks. The records
- * of each occurrence come in order; records of one occurrence in one ring
- * (several events writing there) are compared as a set (the order among
- * events is the kernel's list order), except that a LOST names the event
- * whose record came first. Then every open event is polled once, in step
- * order: POLLIN (a wakeup of its ring since the last poll, at the
- * watermark, wakeup_watermark or wakeup_events) and POLLHUP (no ring, or
- * its task exited) must match.
+ * steps that opened the events, pids and tids as this task, its child, the
+ * tasks it made or its parent, CPU, period, LOST's id and count, COMM's
+ * name, FORK's and EXIT's tasks, an MMAP's address, length, offset and file
+ * name, an MMAP2's device, inode, generation, prot and flags too. The
+ * records come in the same order, occurrence by occurrence and within one
+ * (side-band records of several events of a ring in the order of the lists
+ * perf_iterate_sb() walks: the CPU's newest first, then the task's newest
+ * first), except that a run of samples of one occurrence is compared as a
+ * set (perf_tp_event() walks the events in the order they were last
+ * scheduled in, which depends on this task's last switch). SWITCH records
+ * of preemptions are left out (timed_switch()). Then every open event is
+ * polled once, in step order: POLLIN (a wakeup of its ring since the last
+ * poll, at the watermark, wakeup_watermark or wakeup_events) and POLLHUP
+ * (no ring, or its task exited) must match.
  *
  * What this cannot compare: an AUX PMU (intel_pt, cs_etm) has no real
  * counterpart here, so AUX mappings are compared only as refusals of a PMU
@@ -63,10 +76,19 @@
  * aux_action only as the refusals a software or tracepoint event gets;
  * records that depend on timing or on the rest of the system: samples of
  * cpu-clock, task-clock and context-switch events with a period, SWITCH
- * records, MMAP records (the process maps memory as it likes), the
+ * records of preemptions and yields (PREEMPT, and the switch in after
+ * them), a child's own switches (context_switch is not inherited here),
+ * SWITCH_CPU_WIDE (other processes), the STREAM_ID of an inherited event's
+ * records once a child was made (the copy's or the parent's, as the two
+ * swapped contexts or not), MMAP records of memory this process maps for
+ * itself (the side-band events are enabled after the rings are mapped and
+ * the record lists reserved) and of an exec'd program's loading (the
+ * child's events ask for none), build ids (attr.build_id is not set), the
  * records of other processes a CPU event sees (a ring with a CPU event is
  * compared only with PERF_SAMPLE_TID, their samples left out, and not when
- * it lost records); samples' IP, TIME and READ values (READ by its size);
+ * it lost records), the wakeups of a ring with a context_switch event
+ * (preemptions' records fill it too); samples' IP, TIME and READ values
+ * (READ by its size);
  * the fields the model does not fill (such rings are not compared);
  * write_backward rings; groups of events of different PMUs (the real
  * kernel's uprobe in a tracepoint's group misses hits); wakeups between
@@ -76,7 +98,8 @@
  * not compared and why.
  *
  * Usage: kmodel_diff [--seed N] [--cases N] [--case K] [-v]
- * Prints "ok<TAB>#K [rings R, records N: SAMPLE .. COMM .. EXIT .. LOST ..] DESC"
+ * Prints "ok<TAB>#K [rings R, records N: SAMPLE .. COMM .. EXIT .. LOST .. FORK ..
+ * MMAP .. SWITCH ..] DESC"
  * (what its rings held on the real kernel) or "FAIL<TAB>#K DESC<TAB>WHY" per
  * case, "skip<TAB>..." when the real kernel cannot be asked, and the seed
  * first. The generation depends only on the seed, so a failure reproduces
@@ -93,6 +116,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -151,6 +178,10 @@ enum {
 	R_TASK = 1 << 3,   /* attr.task */
 	R_WAKE = 1 << 4,   /* wakeup_events = 2 */
 	R_WMARK = 1 << 5,  /* watermark, wakeup_watermark = 512 */
+	R_MMAP = 1 << 6,   /* attr.mmap */
+	R_MMAP2 = 1 << 7,  /* attr.mmap2 */
+	R_MMAPD = 1 << 8,  /* attr.mmap_data */
+	R_CSW = 1 << 9,    /* attr.context_switch */
 };
 
 /*
@@ -158,9 +189,11 @@ enum {
  * the real kernel (this process really does it) and fed to the model
  * (record/kmodel.h: prec_kmodel_hit(), prec_kmodel_comm()).
  */
-enum occk { O_GETPID, O_UPROBE, O_COMM, O_PAUSE, O_RESUME, O_CONSUME, O_DISABLE };
+enum occk { O_GETPID, O_UPROBE, O_COMM, O_PAUSE, O_RESUME, O_CONSUME, O_DISABLE, O_FORK,
+	    O_THREAD, O_MMAPX, O_MMAPD, O_SLEEP };
 static const char *const occ_name[] = { "getpid", "uprobe", "comm", "pause", "resume",
-					"consume", "disable" };
+					"consume", "disable", "fork", "thread", "mmap-exec",
+					"mmap-data", "sleep" };
 struct occ {
 	enum occk k;
 	int n; /* times; O_PAUSE/O_RESUME/O_DISABLE: the step of the event */
@@ -179,7 +212,7 @@ struct kcase {
 };
 
 /* A record of a data ring as comparable text, and the occurrence that wrote it. */
-#define SIGLEN 120
+#define SIGLEN 240
 struct rec {
 	int occ;
 	char sig[SIGLEN];
@@ -192,6 +225,7 @@ struct rlist {
 	uint64_t pos;  /* read up to here (the running data_head position) */
 	bool had;      /* the step mapped it */
 	bool overflow; /* a record bigger than the ring, or running past data_head */
+	int skip_in;   /* SWITCH in records still to leave out (after preemptions) */
 };
 
 /* One side's state while a case runs. */
@@ -217,6 +251,14 @@ static uint64_t uprobe_off;
 static bool verbose;
 /* The case's tasks (the case process and its child), known before any event is opened. */
 static pid_t self_pid, child_pid;
+/* The tasks the case process made in its occurrences (fork, thread), in order. */
+static pid_t kids[MAXOCC];
+static int nkids;
+/* The file the mmap occurrences map, and what perf_event_mmap() says of it. */
+static int map_fd = -1;
+static char map_path[PREC_KMODEL_PATH_MAX];
+static struct stat map_st;
+static uint64_t map_gen;
 #define CASE_CPU 0 /* the case process and its child run here */
 
 static uint64_t rnd(void)
@@ -342,6 +384,10 @@ static void step_attr(struct prec_attr *a, const struct step *s)
 		a->watermark = 1;
 		a->wakeup_watermark = 512;
 	}
+	a->mmap = !!(s->rec & R_MMAP);
+	a->mmap2 = !!(s->rec & R_MMAP2);
+	a->mmap_data = !!(s->rec & R_MMAPD);
+	a->context_switch = !!(s->rec & R_CSW);
 }
 
 /* ---- generation ---- */
@@ -728,6 +774,51 @@ static void gen_records(struct kcase *c)
 	gen_rec_occ(c, first, flood);
 }
 
+/*
+ * Side-band records of this task: dummies of this task (on CPU 0 when
+ * inherited: an inherited per-task event has no ring of its own) asking for
+ * task, comm, mmap, mmap2, mmap_data or context_switch records, with one
+ * sample_type and sample_id_all for all, sharing a ring or not; then the
+ * task forks, clones a thread, maps a file executable or not, sleeps or
+ * renames itself. context_switch is never inherited here: a child's own
+ * switches depend on when it runs.
+ */
+static void gen_sideband(struct kcase *c)
+{
+	static const enum occk pool[] = { O_FORK, O_THREAD, O_MMAPX, O_MMAPD, O_SLEEP, O_COMM };
+	bool inh = chance(50);
+	uint64_t st = some_sample_type(false) & ~(inh ? PERF_SAMPLE_READ : 0);
+	unsigned sid = chance(60) ? R_SIDALL : 0;
+	int i, n = 1 + pick(3), cpu = inh || chance(30) ? CASE_CPU : -1;
+
+	for (i = 0; i < n; i++) {
+		unsigned rec = sid | R_ST | (chance(50) ? R_TASK : 0) | (chance(35) ? R_COMM : 0) |
+			       (chance(40) ? R_MMAP : 0) | (chance(40) ? R_MMAP2 : 0) |
+			       (chance(40) ? R_MMAPD : 0) | (!inh && chance(60) ? R_CSW : 0);
+
+		/*
+		 * mmap2 with mmap, as perf asks: the kernel counts an event in
+		 * nr_mmap_events for mmap or mmap_data only, and other
+		 * processes' events count there too (account_event()).
+		 */
+		if (rec & R_MMAP2)
+			rec |= R_MMAP;
+		add(c, (struct step){ OPEN, E_DUMMY, P_SELF, cpu, -1, inh ? M_INHERIT : 0,
+				      PERF_FLAG_FD_CLOEXEC, rec, st });
+	}
+	add(c, op(MMAP, 0, (int[]){ 2, 4, 8 }[pick(3)]));
+	for (i = 1; i < n; i++)
+		add(c, chance(70) ? op(SETOUT, i, 0) : op(MMAP, i, 2));
+	/* Enabled last: the rings' own mappings make no MMAP records. */
+	for (i = 0; i < n; i++)
+		add(c, op(ENABLE, i, 0));
+	add_occ(c, chance(50) ? O_FORK : O_THREAD, 1);
+	add_occ(c, chance(50) ? O_MMAPX : O_MMAPD, 1);
+	add_occ(c, O_SLEEP, 1);
+	for (i = 0, n = pick(4); i < n; i++)
+		add_occ(c, pool[pick(6)], 1);
+}
+
 static const struct {
 	const char *name;
 	void (*gen)(struct kcase *c);
@@ -735,7 +826,7 @@ static const struct {
 } kinds[] = {
 	{ "open", gen_single, 26 }, { "group", gen_group, 22 }, { "mmap", gen_mmap, 16 },
 	{ "set_output", gen_setout, 16 }, { "exec", gen_exec, 10 }, { "mlock", gen_mlock, 6 },
-	{ "read", gen_read, 4 }, { "records", gen_records, 60 },
+	{ "read", gen_read, 4 }, { "records", gen_records, 60 }, { "sideband", gen_sideband, 40 },
 };
 
 static void gen_case(struct kcase *c)
@@ -863,6 +954,18 @@ static off_t aux_offset(struct side *sd, const struct kcase *c, int i)
 	return s->pid == 1 ? page_size : s->pid == 2 ? right + page_size : right;
 }
 
+/*
+ * Room for the records of a case before any event is enabled: growing the
+ * list later could map memory (brk or mmap), which a mmap_data event sees.
+ */
+static void rl_reserve(struct rlist *l)
+{
+	if (l->cap)
+		return;
+	l->r = malloc(4096 * sizeof(*l->r));
+	l->cap = l->r ? 4096 : 0;
+}
+
 static int do_map(struct side *sd, int i, int fd, size_t len, off_t off)
 {
 	void *p = NULL;
@@ -915,6 +1018,7 @@ static void run_step(struct side *sd, const struct world *w, const struct kcase 
 		rc = do_map(sd, i, fd, (size_t)page_size * (size_t)(1 + s->b), 0);
 		if (!rc) {
 			sd->rl[i].had = true;
+			rl_reserve(&sd->rl[i]);
 			res_page(res, n, sd->map[i]);
 			return;
 		}
@@ -1091,6 +1195,12 @@ static void describe(const struct kcase *c, char *out, size_t n)
 						       s->rec & R_TASK ? " task" : "",
 						       s->rec & R_WAKE ? " wakeup_events=2" : "",
 						       s->rec & R_WMARK ? " watermark=512" : "");
+			if ((s->rec & (R_MMAP | R_MMAP2 | R_MMAPD | R_CSW)) && at < n)
+				at += (size_t)snprintf(out + at, n - at, "%s%s%s%s",
+						       s->rec & R_MMAP ? " mmap" : "",
+						       s->rec & R_MMAP2 ? " mmap2" : "",
+						       s->rec & R_MMAPD ? " mmap_data" : "",
+						       s->rec & R_CSW ? " context_switch" : "");
 			if ((s->flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC) && at < n)
 				at += (size_t)snprintf(out + at, n - at, " flags=%#lx",
 						       s->flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC);
@@ -1147,10 +1257,19 @@ static void case_layout(const struct kcase *c, uint64_t *st, bool *sid, bool *ok
 
 static const char *who(uint32_t pid)
 {
+	static const char *const kid[] = { "kid0", "kid1", "kid2", "kid3", "kid4", "kid5", "kid6",
+					   "kid7" };
+	int i;
+
 	if (pid == (uint32_t)self_pid)
 		return "self";
 	if (child_pid > 0 && pid == (uint32_t)child_pid)
 		return "child";
+	for (i = 0; i < nkids; i++)
+		if (pid == (uint32_t)kids[i])
+			return kid[i];
+	if (pid == (uint32_t)getppid())
+		return "parent";
 	return pid ? "other" : "0";
 }
 
@@ -1177,6 +1296,26 @@ static size_t app(char *out, size_t n, size_t at, const char *fmt, ...)
 	return at;
 }
 
+/*
+ * A STREAM_ID as the step of its event, or -2 in a case with inherit
+ * events and a fork or thread: the kernel writes the writer's own id there, which is that of
+ * the copy in a child or of the parent's event depending on whether the two
+ * tasks swapped their equivalent contexts at a switch between them
+ * (perf_event_context_sched_out(): context_equiv()), a matter of timing.
+ */
+static int stream_of(const struct side *sd, const struct kcase *c, uint64_t id)
+{
+	bool forks = false;
+	int i;
+
+	for (i = 0; i < c->nocc; i++)
+		forks |= c->occ[i].k == O_FORK || c->occ[i].k == O_THREAD;
+	for (i = 0; i < c->n && forks; i++)
+		if (c->s[i].op == OPEN && (c->s[i].mods & M_INHERIT))
+			return -2;
+	return step_of_id(sd, c->n, id);
+}
+
 /* A SAMPLE's fields in perf_output_sample()'s order; *@foreign for another process's. */
 static size_t sample_text(const struct side *sd, const struct kcase *c, uint64_t st,
 			  const uint8_t *p, const uint8_t *end, char *out, size_t n, size_t at,
@@ -1198,7 +1337,7 @@ static size_t sample_text(const struct side *sd, const struct kcase *c, uint64_t
 	if ((st & PERF_SAMPLE_ID) && p + 8 <= end)
 		at = app(out, n, at, " id=s%d", step_of_id(sd, c->n, rd64(p))), p += 8;
 	if ((st & PERF_SAMPLE_STREAM_ID) && p + 8 <= end)
-		at = app(out, n, at, " stream=s%d", step_of_id(sd, c->n, rd64(p))), p += 8;
+		at = app(out, n, at, " stream=s%d", stream_of(sd, c, rd64(p))), p += 8;
 	if ((st & PERF_SAMPLE_CPU) && p + 8 <= end)
 		at = app(out, n, at, " cpu=%u", (uint32_t)rd64(p)), p += 8;
 	if ((st & PERF_SAMPLE_PERIOD) && p + 8 <= end)
@@ -1230,12 +1369,36 @@ static size_t trailer_text(const struct side *sd, const struct kcase *c, uint64_
 	if (st & PERF_SAMPLE_ID)
 		at = app(out, n, at, " @id=s%d", step_of_id(sd, c->n, rd64(p))), p += 8;
 	if (st & PERF_SAMPLE_STREAM_ID)
-		at = app(out, n, at, " @stream=s%d", step_of_id(sd, c->n, rd64(p))), p += 8;
+		at = app(out, n, at, " @stream=s%d", stream_of(sd, c, rd64(p))), p += 8;
 	if (st & PERF_SAMPLE_CPU)
 		at = app(out, n, at, " @cpu=%u", (uint32_t)rd64(p)), p += 8;
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		at = app(out, n, at, " @ident=s%d", step_of_id(sd, c->n, rd64(p)));
 	return at;
+}
+
+/*
+ * An MMAP or MMAP2 record's body: pid, tid, start, len, pgoff, for MMAP2
+ * the device, inode, generation, prot and flags, then the file name (its
+ * padding is in the size).
+ */
+static void mmap_text(const uint8_t *rec, size_t body_end, char *out, size_t n, size_t at)
+{
+	bool two = ((const struct perf_event_header *)rec)->type == PERF_RECORD_MMAP2;
+	size_t name = two ? 72 : 40;
+
+	if (body_end <= name)
+		return;
+	at = app(out, n, at, " pid=%s tid=%s start=%#llx len=%llu pgoff=%llu",
+		 who((uint32_t)rd64(rec + 8)), who((uint32_t)(rd64(rec + 8) >> 32)),
+		 (unsigned long long)rd64(rec + 16), (unsigned long long)rd64(rec + 24),
+		 (unsigned long long)rd64(rec + 32));
+	if (two)
+		at = app(out, n, at, " dev=%u:%u ino=%llu gen=%llu prot=%#x flags=%#x",
+			 (uint32_t)rd64(rec + 40), (uint32_t)(rd64(rec + 40) >> 32),
+			 (unsigned long long)rd64(rec + 48), (unsigned long long)rd64(rec + 56),
+			 (uint32_t)rd64(rec + 64), (uint32_t)(rd64(rec + 64) >> 32));
+	app(out, n, at, " name=%.*s", (int)(body_end - name), (const char *)rec + name);
 }
 
 /*
@@ -1271,10 +1434,12 @@ static void rec_text(const struct side *sd, const struct kcase *c, const uint8_t
 	else if (h->type == PERF_RECORD_COMM && body_end > 16)
 		at = app(out, n, at, " pid=%s tid=%s comm=%.16s", who((uint32_t)rd64(rec + 8)),
 			 who((uint32_t)(rd64(rec + 8) >> 32)), (const char *)rec + 16);
-	else if (h->type == PERF_RECORD_EXIT && body_end >= 32)
+	else if ((h->type == PERF_RECORD_EXIT || h->type == PERF_RECORD_FORK) && body_end >= 32)
 		at = app(out, n, at, " pid=%s ppid=%s tid=%s ptid=%s", who((uint32_t)rd64(rec + 8)),
 			 who((uint32_t)(rd64(rec + 8) >> 32)), who((uint32_t)rd64(rec + 16)),
 			 who((uint32_t)(rd64(rec + 16) >> 32)));
+	else if (h->type == PERF_RECORD_MMAP || h->type == PERF_RECORD_MMAP2)
+		mmap_text(rec, body_end, out, n, at);
 }
 
 static void ring_copy(const uint8_t *data, uint64_t size, uint64_t pos, void *to, size_t len)
@@ -1283,6 +1448,29 @@ static void ring_copy(const uint8_t *data, uint64_t size, uint64_t pos, void *to
 
 	for (i = 0; i < len; i++)
 		((uint8_t *)to)[i] = data[(pos + i) & (size - 1)];
+}
+
+/*
+ * Whether a SWITCH record depends on timing: a switch out with PREEMPT (the
+ * task could still run: preempted, or yielding while it waits for a child)
+ * and the switch in that ends it (one per event that wrote the out). A
+ * switch out without PREEMPT is a sleep the task chose (nanosleep): those
+ * and the switch in that follows are compared.
+ */
+static bool timed_switch(struct rlist *l, const struct perf_event_header *h)
+{
+	if (h->type != PERF_RECORD_SWITCH)
+		return false;
+	if (h->misc & PERF_RECORD_MISC_SWITCH_OUT) {
+		if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT))
+			return false;
+		l->skip_in++;
+		return true;
+	}
+	if (!l->skip_in)
+		return false;
+	l->skip_in--;
+	return true;
 }
 
 /* Reads the records of mapping @j from where the last read stopped to data_head. */
@@ -1309,6 +1497,8 @@ static void read_ring(struct side *sd, const struct kcase *c, int j, int occ)
 		}
 		ring_copy(data, size, l->pos, rec, h.size);
 		l->pos += h.size;
+		if (timed_switch(l, &h))
+			continue;
 		rec_text(sd, c, rec, text, sizeof(text));
 		if (!text[0])
 			continue;
@@ -1419,6 +1609,31 @@ static int rec_cmp(const void *a, const void *b)
 	return x->occ != y->occ ? x->occ - y->occ : strcmp(x->sig, y->sig);
 }
 
+static bool is_sample(const struct rec *r)
+{
+	return !strncmp(r->sig, "type=9 ", 7);
+}
+
+/*
+ * Puts each run of samples of one occurrence in a fixed order: the kernel
+ * walks the CPU's list of the tracepoint's events (perf_tp_event()) in the
+ * order they were last scheduled in, which depends on when this task was
+ * last switched. Every other record keeps its place: side-band records come
+ * in the order of the lists perf_iterate_sb() walks.
+ */
+static void sample_runs(struct rlist *l)
+{
+	int i = 0, j;
+
+	while (i < l->n) {
+		for (j = i; j < l->n && is_sample(&l->r[j]) && l->r[j].occ == l->r[i].occ; j++)
+			;
+		if (j - i > 1)
+			qsort(l->r + i, (size_t)(j - i), sizeof(*l->r), rec_cmp);
+		i = j > i ? j : i + 1;
+	}
+}
+
 static bool has_lost(const struct rlist *l)
 {
 	int i;
@@ -1430,10 +1645,10 @@ static bool has_lost(const struct rlist *l)
 }
 
 /*
- * Compares the records of mapping @j: the same records, occurrence by
- * occurrence in order (within one occurrence, records of several events in
- * one ring as a set: the kernel's order there is that of its lists). The
- * first difference into @why; 1 when compared, 0 when not comparable.
+ * Compares the records of mapping @j: the same records in the same order,
+ * occurrence by occurrence, except that a run of samples of one occurrence
+ * is compared as a set (sample_runs()). The first difference into @why; 1
+ * when compared, 0 when not comparable.
  */
 static int compare_ring(struct side *ks, struct side *ms, const struct kcase *c, int j,
 			char *why, size_t n)
@@ -1452,10 +1667,8 @@ static int compare_ring(struct side *ks, struct side *ms, const struct kcase *c,
 			printf("#   ring of %d.mmap not compared: %s\n", j, no);
 		return 0;
 	}
-	if (kl->n > 1) /* an empty list has no array: qsort() takes none */
-		qsort(kl->r, (size_t)kl->n, sizeof(*kl->r), rec_cmp);
-	if (ml->n > 1)
-		qsort(ml->r, (size_t)ml->n, sizeof(*ml->r), rec_cmp);
+	sample_runs(kl);
+	sample_runs(ml);
 	for (i = 0; i < kl->n || i < ml->n; i++) {
 		const struct rec *k = i < kl->n ? &kl->r[i] : NULL, *m = i < ml->n ? &ml->r[i] : NULL;
 
@@ -1483,6 +1696,109 @@ static int (*volatile probe_fn)(int) = kmd_probe_target;
 static struct prec_kmodel_task self_task(int occ)
 {
 	return (struct prec_kmodel_task){ self_pid, self_pid, CASE_CPU, (uint64_t)occ + 1 };
+}
+
+static char thread_stack[65536] __attribute__((aligned(16)));
+
+static int thread_fn(void *arg)
+{
+	(void)arg;
+	return 0; /* clone()'s caller then makes the exit system call */
+}
+
+/*
+ * This task forks a child, or clones a thread, that exits at once; it
+ * waits without sleeping (its switches out are PREEMPT ones, left out:
+ * timed_switch()) until the task is gone, so that its EXIT has been
+ * written: a zombie for waitpid(WNOHANG), a thread until tgkill() no longer
+ * finds it (after perf_event_exit_task() in do_exit()). The model is told
+ * the same tasks: FORK (and the copies of the inherit events), then EXIT,
+ * whose ppid and ptid are the real parent's pid (a thread's is its
+ * process's parent).
+ */
+static void occur_task(struct side *sd, const struct prec_kmodel_task *t, bool thread)
+{
+	struct prec_kmodel_task kt = *t;
+	pid_t p, parent = thread ? getppid() : self_pid;
+
+	if (sd->m) {
+		if (nkids <= 0)
+			return;
+		kt.pid = thread ? self_pid : kids[nkids - 1];
+		kt.tid = kids[nkids - 1];
+		prec_kmodel_fork(sd->m, t, kt.pid, kt.tid, thread);
+		prec_kmodel_exit(sd->m, &kt, parent, parent);
+		return;
+	}
+	if (nkids >= MAXOCC)
+		return;
+	if (thread) {
+		pid_t ptid = 0, ctid = 0;
+
+		p = clone(thread_fn, thread_stack + sizeof(thread_stack),
+			  CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+			  CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID, NULL, &ptid,
+			  NULL, &ctid);
+		while (p > 0 && !syscall(SYS_tgkill, self_pid, p, 0))
+			sched_yield();
+	} else {
+		p = fork();
+		if (p == 0)
+			_exit(0);
+		while (p > 0 && waitpid(p, NULL, WNOHANG) == 0)
+			sched_yield();
+	}
+	if (p > 0)
+		kids[nkids++] = p;
+}
+
+/*
+ * This task maps two pages of a file (the second and third: pgoff one
+ * page), executable or not, and unmaps them at once (munmap() writes no
+ * record; the next mapping cannot merge with this one). The model is told
+ * the vma as perf_event_mmap() finds it: where it is, the file's path,
+ * device, inode and generation.
+ */
+static void occur_mmap(struct side *sd, const struct prec_kmodel_task *t, bool exec)
+{
+	static uint64_t addr; /* where the real mapping was, 0: it failed */
+	int prot = PROT_READ | (exec ? PROT_EXEC : 0);
+	size_t len = 2 * (size_t)page_size;
+	void *p;
+
+	if (map_fd < 0)
+		return;
+	if (sd->m) {
+		struct prec_kmodel_vma v = { addr, len, (uint64_t)page_size, prot, MAP_PRIVATE,
+					     major(map_st.st_dev), minor(map_st.st_dev),
+					     (uint64_t)map_st.st_ino, map_gen, map_path };
+
+		if (addr)
+			prec_kmodel_mmap(sd->m, t, &v);
+		return;
+	}
+	p = mmap(NULL, len, prot, MAP_PRIVATE, map_fd, page_size);
+	addr = p == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)p;
+	if (addr)
+		munmap(p, len);
+}
+
+/*
+ * This task sleeps (nanosleep: it is off the run queue when it switches
+ * out, so no PREEMPT) and wakes; the model is told the switch out to the
+ * idle task and back.
+ */
+static void occur_sleep(struct side *sd, const struct prec_kmodel_task *t)
+{
+	struct prec_kmodel_task idle = { 0, 0, t->cpu, t->time };
+	struct timespec ts = { 0, 1000000 };
+
+	if (!sd->m) {
+		nanosleep(&ts, NULL);
+		return;
+	}
+	prec_kmodel_switch(sd->m, t, &idle, false, false);
+	prec_kmodel_switch(sd->m, t, &idle, true, false);
 }
 
 /* One occurrence on one side: done by this process (the real kernel) or told (the model). */
@@ -1530,6 +1846,17 @@ static void occur(struct side *sd, const struct kcase *c, const struct occ *o, i
 	case O_CONSUME:
 		consume(sd, c);
 		break;
+	case O_FORK:
+	case O_THREAD:
+		occur_task(sd, &t, o->k == O_THREAD);
+		break;
+	case O_MMAPX:
+	case O_MMAPD:
+		occur_mmap(sd, &t, o->k == O_MMAPX);
+		break;
+	case O_SLEEP:
+		occur_sleep(sd, &t);
+		break;
 	}
 }
 
@@ -1552,7 +1879,7 @@ static void drive(struct side *ks, struct side *ms, const struct kcase *c, int *
 static void compare_rings(struct side *ks, struct side *ms, const struct kcase *c, char *why,
 			  size_t n, char *sum, size_t sn)
 {
-	int j, k, rings = 0, recs = 0, by[4] = { 0 };
+	int j, k, rings = 0, recs = 0, by[7] = { 0 };
 
 	for (j = 0; j < c->n && !why[0]; j++) {
 		if (c->s[j].op != MMAP || !compare_ring(ks, ms, c, j, why, n))
@@ -1566,10 +1893,13 @@ static void compare_rings(struct side *ks, struct side *ms, const struct kcase *
 			by[1] += !strncmp(t, "type=3 ", 7);
 			by[2] += !strncmp(t, "type=4 ", 7);
 			by[3] += !strncmp(t, "type=2 ", 7);
+			by[4] += !strncmp(t, "type=7 ", 7);
+			by[5] += !strncmp(t, "type=1 ", 7) || !strncmp(t, "type=10 ", 8);
+			by[6] += !strncmp(t, "type=14 ", 8);
 		}
 	}
-	snprintf(sum, sn, "[rings %d, records %d: SAMPLE %d COMM %d EXIT %d LOST %d]", rings, recs,
-		 by[0], by[1], by[2], by[3]);
+	snprintf(sum, sn, "[rings %d, records %d: SAMPLE %d COMM %d EXIT %d LOST %d FORK %d MMAP %d "
+		 "SWITCH %d]", rings, recs, by[0], by[1], by[2], by[3], by[4], by[5], by[6]);
 }
 
 /*
@@ -1586,6 +1916,11 @@ static bool pollable(const struct side *ks, const struct kcase *c, int i)
 		if (c->s[j].op == MMAP && ks->rl[j].had &&
 		    ring_root(ks, c->s[j].a) == ring_root(ks, i) &&
 		    (ring_why_not(ks, c, j, &filtered) || filtered))
+			return false;
+	/* Preemptions' SWITCH records (left out of the comparison) fill it too. */
+	for (j = 0; j < c->n; j++)
+		if (c->s[j].op == OPEN && (c->s[j].rec & R_CSW) && ks->opened[j] &&
+		    ring_root(ks, j) == ring_root(ks, i))
 			return false;
 	return true;
 }
@@ -1623,6 +1958,17 @@ static void case_tasks(void)
 	sched_setaffinity(0, sizeof(set), &set);
 	signal(SIGTRAP, SIG_IGN); /* a sigtrap event's sample */
 	self_pid = getpid();
+	nkids = 0;
+	/* The file of the mmap occurrences (open before any event: no mapping). */
+	if (realpath("/bin/true", map_path))
+		map_fd = open(map_path, O_RDONLY | O_CLOEXEC);
+	if (map_fd >= 0 && fstat(map_fd, &map_st)) {
+		close(map_fd);
+		map_fd = -1;
+	}
+	/* i_generation, which MMAP2 gives; 0 where the file system does not tell it. */
+	if (map_fd >= 0 && ioctl(map_fd, FS_IOC_GETVERSION, &map_gen))
+		map_gen = 0;
 }
 
 /* Runs the steps of @c on both sides in lockstep; the first difference into @why. */
@@ -1657,7 +2003,7 @@ static int run_case(const struct kcase *c, int no, uid_t uid)
 {
 	struct side ks = { .k = prec_kernel_sys() }, ms = { 0 };
 	struct prec_kmodel_limits lim;
-	char desc[2048], why[1200] = "", sum[128] = "";
+	char desc[2048], why[1200] = "", sum[160] = "";
 	struct world w;
 	int i, err, occ = 0;
 

@@ -804,10 +804,94 @@ static void sched_waits(void)
 	prec_kmodel_free(m);
 }
 
+/* The records of a ring as "type:misc:eN", N the event of its IDENTIFIER trailer in @ids. */
+static void types_text(const void *base, long page, const uint64_t *ids, int n, char *out,
+		       size_t size)
+{
+	const struct perf_event_mmap_page *pg = base;
+	const uint8_t *d = (const uint8_t *)base + page;
+	uint64_t pos, head = pg->data_head;
+	size_t at = 0;
+	int i;
+
+	out[0] = 0;
+	for (pos = 0; pos + 8 <= head && at + 32 < size;) {
+		const struct perf_event_header *h = (const void *)(d + pos);
+		uint64_t id = prec_rd64((const uint8_t *)h + h->size - 8); /* the IDENTIFIER trailer */
+
+		for (i = 0; i < n && ids[i] != id; i++)
+			;
+		at += (size_t)snprintf(out + at, size - at, "%s%u:%#x:e%d", at ? " " : "", h->type,
+				       h->misc, i);
+		pos += h->size;
+	}
+}
+
+/*
+ * The producer side's entry points for side-band occurrences
+ * (kmodel_occur.c), where the real kernel cannot be asked alike (its
+ * global counts include every process's events): an MMAP2-only event gets
+ * nothing while no event has mmap or mmap_data (nr_mmap_events); records
+ * go in perf_iterate_sb()'s order (newest first); a fork copies inherit
+ * events only, whose copy sees the child's EXIT; a sleep's switch out has
+ * no PREEMPT, a preemption's has.
+ */
+static void sideband_order(void)
+{
+	struct prec_kmodel *m = prec_kmodel_new(2);
+	const struct prec_kernel *k = prec_kmodel_kernel(m);
+	pid_t self = getpid();
+	struct prec_kmodel_task t = { self, self, 0, 1 }, kid = { 1 << 22, 1 << 22, 0, 2 };
+	struct prec_kmodel_task idle = { 0, 0, 0, 3 };
+	struct prec_kmodel_vma exe = { 0x10000, 8192, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+				       8, 1, 42, 0, "/bin/x" };
+	struct prec_kmodel_vma data = exe;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t ids[3] = { 0 };
+	int fd[3], i;
+	void *base = NULL;
+	char text[512];
+	struct prec_attr a;
+
+	data.prot = PROT_READ;
+	for (i = 0; i < 3; i++) {
+		make_attr(&a, E_DUMMY, 0);
+		a.sample_type = PERF_SAMPLE_IDENTIFIER;
+		a.sample_id_all = 1;
+		a.mmap2 = i == 0;
+		a.mmap_data = a.task = a.inherit = i == 1;
+		a.context_switch = i == 2;
+		fd[i] = k->open(k->ctx, &a, self, 0, -1, 0);
+		if (!T_OK(fd[i] >= 0) || (i && !T_OK(!prec_kernel_set_output(k, fd[i], fd[0]))))
+			goto out;
+		prec_kernel_id(k, fd[i], &ids[i]);
+		if (!i && !T_OK(!k->mmap(k->ctx, fd[0], (size_t)page * 5, 0, PROT_READ | PROT_WRITE,
+					 &base)))
+			goto out;
+		k->ioctl(k->ctx, fd[i], PERF_EVENT_IOC_ENABLE, 0);
+		if (!i) /* mmap2 alone: nr_mmap_events is zero */
+			prec_kmodel_mmap(m, &t, &exe);
+	}
+	prec_kmodel_mmap(m, &t, &exe);
+	prec_kmodel_mmap(m, &t, &data);
+	T_EQ_INT(prec_kmodel_fork(m, &t, kid.pid, kid.tid, false), 0);
+	prec_kmodel_exit(m, &kid, self, self);
+	prec_kmodel_switch(m, &t, &idle, false, false);
+	prec_kmodel_switch(m, &t, &idle, true, false);
+	prec_kmodel_switch(m, &t, &kid, false, true);
+	types_text(base, page, ids, 3, text, sizeof(text));
+	T_EQ_STR(text, "10:0x2:e0 1:0x2002:e1 7:0:e1 7:0:e0 4:0:e1 "
+		       "14:0x2000:e2 14:0:e2 14:0x6000:e2");
+out:
+	if (base)
+		k->munmap(k->ctx, base, (size_t)page * 5);
+	prec_kmodel_free(m);
+}
+
 static const struct t_case cases[] = {
 	T(rules_model), T(rules_kernel), T(aux_model_only), T(fds_and_poll), T(recorder_over_model),
 	T(exec_enables_once), T(mlock_budget), T(addr_filters), T(trigger_flags), T(throttle),
-	T(sched_waits),
+	T(sched_waits), T(sideband_order),
 };
 
 int main(int argc, char **argv)
