@@ -112,6 +112,8 @@ static void usage(FILE *f)
 "      --emulate-truth F   with --emulate: write the executed blocks to F\n"
 "      --emulate-cpus N    with --emulate: the emulated machine's CPUs, 1-64\n"
 "                          (default 2); threads are given CPUs in turn\n"
+"      --emulate-slice N   with --emulate: a thread's time slice on its CPU, in\n"
+"                          user instructions (default 2000000)\n"
 "      --qemu PATH         with --emulate: the qemu-x86_64 binary to use\n"
 "  -n, --dry-run           print the resolved groups and attrs (and the -e spec\n"
 "                          that --func and --syscall stand for); open nothing\n"
@@ -317,7 +319,8 @@ static int parse_chunk_size(const char *arg, size_t *out)
 }
 
 enum { O_PER_THREAD = 256, O_KCORE, O_NO_EMBED, O_EMULATE, O_TRUTH, O_QEMU, O_CHUNK, O_FUNC, O_SYSCALL,
-       O_SYSCALL_USER, O_FILTER, O_SNAP_LIMIT, O_SWITCH, O_EMULATE_CPUS };
+       O_SYSCALL_USER, O_FILTER, O_SNAP_LIMIT, O_SWITCH, O_EMULATE_CPUS,
+       O_EMULATE_SLICE };
 
 /* -S SIZE: bytes, or with K, M or G; at least 1. Returns 0 or -1. */
 static int parse_snapshot_size(const char *arg, uint64_t *out)
@@ -403,6 +406,7 @@ static const struct option rec_opts[] = {
 	{ "emulate-truth", required_argument, NULL, 260 },
 	{ "qemu", required_argument, NULL, 261 },
 	{ "emulate-cpus", required_argument, NULL, O_EMULATE_CPUS },
+	{ "emulate-slice", required_argument, NULL, O_EMULATE_SLICE },
 	{ "chunk-size", required_argument, NULL, O_CHUNK },
 	{ "filter", required_argument, NULL, O_FILTER },
 	{ "func", required_argument, NULL, O_FUNC },
@@ -615,6 +619,15 @@ static int parse_options(struct rec_cli *c, int argc, char **argv)
 			o->emulate_cpus = (int)v;
 			break;
 		}
+		case O_EMULATE_SLICE:
+			if (prec_parse_u64(optarg, 10, &o->emulate_slice) ||
+			    o->emulate_slice < PREC_EMULATE_SLICE_MIN ||
+			    o->emulate_slice > PREC_EMULATE_SLICE_MAX)
+				return cli_usage_error("record", "--emulate-slice takes a number of "
+						       "instructions from %llu to %llu; got '%s'",
+						       PREC_EMULATE_SLICE_MIN, PREC_EMULATE_SLICE_MAX,
+						       optarg);
+			break;
 		case O_CHUNK:
 			if (parse_chunk_size(optarg, &o->chunk_size))
 				return cli_usage_error("record", "--chunk-size takes a size from 4K to "
@@ -684,12 +697,15 @@ static int check_targets(struct rec_cli *c)
 {
 	struct prec_record_opts *o = &c->o;
 
-	if ((o->truth || o->qemu || o->emulate_cpus) && !o->emulate)
-		return cli_usage_error("record", "--emulate-truth, --emulate-cpus and --qemu go "
-				       "with --emulate");
+	if ((o->truth || o->qemu || o->emulate_cpus || o->emulate_slice) && !o->emulate)
+		return cli_usage_error("record", "--emulate-truth, --emulate-cpus, --emulate-slice "
+				       "and --qemu go with --emulate");
 	if (o->emulate_cpus && o->emulate_system)
 		return cli_usage_error("record", "--emulate-cpus goes with --emulate: the "
 				       "whole-system guest has one CPU");
+	if (o->emulate_slice && o->emulate_system)
+		return cli_usage_error("record", "--emulate-slice goes with --emulate: the "
+				       "whole-system guest's kernel schedules its own threads");
 	if ((c->period || c->freq) && o->emulate)
 		return cli_usage_error("record", "-c and -F do not go with --emulate: the software "
 				       "tracer's triggers take period=N in their spec");

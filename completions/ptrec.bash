@@ -121,6 +121,7 @@ _ptrec()
 		-o|--output|--emulate-truth) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 		--qemu) COMPREPLY=($(compgen -c -- "$cur")); return ;;
 		--emulate-cpus) COMPREPLY=($(compgen -W "1 2 3 4 8" -- "$cur")); return ;;
+		--emulate-slice) COMPREPLY=($(compgen -W "100000 1000000 2000000 10000000" -- "$cur")); return ;;
 		--syscall|--syscall-user)
 			# LIST: the syscalls tracefs knows, after the last comma
 			local done=${cur%"${cur##*,}"}
@@ -137,7 +138,7 @@ _ptrec()
 				return
 			fi
 		done
-		COMPREPLY=($(compgen -W "-e --event --func --syscall --syscall-user --filter -o --output -p --pid -t --tid -a --all-cpus -C --cpu --per-thread -c --count -F --freq -m --mmap-pages -d --duration -S --snapshot --snapshot= --snapshot-limit --switch-output --switch-output= --kcore --no-embed -z --compress --chunk-size --emulate --emulate=system --emulate-truth --emulate-cpus --qemu -n --dry-run -q --quiet -v --verbose -h --help --" -- "$cur"))
+		COMPREPLY=($(compgen -W "-e --event --func --syscall --syscall-user --filter -o --output -p --pid -t --tid -a --all-cpus -C --cpu --per-thread -c --count -F --freq -m --mmap-pages -d --duration -S --snapshot --snapshot= --snapshot-limit --switch-output --switch-output= --kcore --no-embed -z --compress --chunk-size --emulate --emulate=system --emulate-truth --emulate-cpus --emulate-slice --qemu -n --dry-run -q --quiet -v --verbose -h --help --" -- "$cur"))
 		;;
 	check)
 		COMPREPLY=($(compgen -W "--json -v --verbose -h --help" -- "$cur"))

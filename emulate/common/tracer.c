@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <linux/futex.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -16,6 +17,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "maps.h"
@@ -26,6 +29,16 @@
 EXPORT int qemu_plugin_version = EMU_QEMU_PLUGIN_VERSION;
 
 #define TRUTH_FLUSH (12 * 1024)
+/*
+ * How long a thread waits for the model to give it its CPU while nothing
+ * moves (neither its process's clock nor the model's scheduler) before it
+ * runs anyway: the thread running there may be blocked on the host in a
+ * call that is not known to wait (a write to a full pipe). The model keeps
+ * it in its run queue and gives it its CPU when its turn comes. After
+ * SCHED_NUDGE_NS without movement it lets one block run (sched_wait()).
+ */
+#define SCHED_PATIENCE_NS (2000ull * 1000 * 1000)
+#define SCHED_NUDGE_NS (20ull * 1000 * 1000)
 
 struct probe_hit {
 	const struct emu_tb *tb;
@@ -40,9 +53,13 @@ pthread_mutex_t emu_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_exec;            /* this instance was started by a guest execve */
 static int g_exec_en, g_exec_taken;
 static volatile int g_exiting;
+static volatile int g_release; /* the process exits: no thread waits for a CPU */
 static uint64_t g_insn0, g_auxoff0;
 static int g_maps_done;
 static struct emu_thr *g_thr[EMU_MAX_VCPUS];
+
+static void sched_ask(struct emu_thr *t, uint32_t type);
+static void sched_rewait(struct emu_thr *t);
 
 /* ---- ground truth ------------------------------------------------------ */
 
@@ -411,6 +428,8 @@ static void thread_begin(struct emu_thr *t, uint64_t ip)
 	t->cur = NULL;
 	if (!cont && t->tid != emu_proc.pid)
 		announce_thread(t->tid, creator_of(t));
+	/* Runnable since its FORK: it runs when the model gives it its CPU. */
+	sched_ask(t, EMU_MSG_READY);
 	emu_sb_itrace_start(t->tid);
 	if (t->trace_en && !cont)
 		emu_truth(t, "R %d %" PRIx64 " %" PRIu64 "\n", t->tid, ip, t->insns);
@@ -448,6 +467,143 @@ static void all_threads_end(void)
 	for (i = 0; i < EMU_MAX_VCPUS; i++)
 		if (g_thr[i] && g_thr[i]->tid)
 			thread_end(g_thr[i]);
+}
+
+/* ---- the model's scheduler (emu_shm.run) ------------------------------- */
+
+/* The word through which the model lets @t run, or NULL: @t is not held back. */
+static uint32_t *run_word(const struct emu_thr *t)
+{
+	struct emu_shm *h = emu_proc.shm;
+
+	if (!h || !t->sl || t->sl->index >= EMU_SHM_RUN ||
+	    !__atomic_load_n(&h->sched_on, __ATOMIC_ACQUIRE))
+		return NULL;
+	return &h->run[t->sl->index];
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Changes whenever this process's clock or the model's scheduler moves. */
+static uint64_t sched_moved(void)
+{
+	return __atomic_load_n(&emu_proc.clock, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&emu_proc.shm->sched_seq, __ATOMIC_RELAXED);
+}
+
+/*
+ * Waits until the model puts @t on its CPU (its word in emu_shm.run goes
+ * to 1). The thread waits inside QEMU's execution loop, where QEMU's
+ * exclusive sections (a translation flush at the first clone, a guest
+ * fork, an atomic step) wait for it in turn: when nothing moves for
+ * SCHED_NUDGE_NS it lets one block run (still waiting: the next block's
+ * callback waits again, and the model takes no message of a thread in its
+ * run queue for a switch), so that QEMU gets the thread out of the loop.
+ * When nothing moves for SCHED_PATIENCE_NS it runs on.
+ */
+static void sched_wait(struct emu_thr *t)
+{
+	uint32_t *w = run_word(t);
+
+	while (w && !__atomic_load_n(w, __ATOMIC_ACQUIRE) && !g_release && !g_exiting &&
+	       !emu_proc.broken) {
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		uint64_t now;
+
+		/* Shared with ptrec's mapping of the area: not FUTEX_PRIVATE_FLAG. */
+		syscall(SYS_futex, w, FUTEX_WAIT, 0, &ts, NULL, 0);
+		now = mono_ns();
+		if (sched_moved() != t->want_moved) {
+			t->want_moved = sched_moved();
+			t->want_since = t->want_nudge = now;
+		} else if (now - t->want_since > SCHED_PATIENCE_NS) {
+			break;
+		} else if (now - t->want_nudge > SCHED_NUDGE_NS) {
+			t->want_nudge = now;
+			return;
+		}
+	}
+	t->want_cpu = 0;
+	t->slice_end = w && emu_proc.shm->slice ? t->insns + emu_proc.shm->slice : 0;
+}
+
+/* The thread's next block runs: after a nudge, its own instructions moved the clock. */
+static void sched_rewait(struct emu_thr *t)
+{
+	t->want_moved = sched_moved();
+	sched_wait(t);
+}
+
+/*
+ * Tells the model that @t wants its CPU (@type: EMU_MSG_READY, EMU_MSG_SLICE
+ * or EMU_MSG_WOKEN), then waits until the model puts it there: the guest
+ * threads of a CPU take turns, as the model's scheduler says. The word goes
+ * to 0 before the message, so that the model's 1 can only be its answer.
+ * Without the model's scheduler only EMU_MSG_WOKEN is sent.
+ */
+static void sched_ask(struct emu_thr *t, uint32_t type)
+{
+	uint32_t *w = run_word(t);
+	uint32_t idx = t->sl ? t->sl->index : EMU_SLOT_PRIVATE;
+
+	if (!w && type != EMU_MSG_WOKEN)
+		return;
+	if (w)
+		__atomic_store_n(w, 0, __ATOMIC_SEQ_CST);
+	emu_send(type, (uint32_t)t->tid, emu_now(), &idx, sizeof(idx));
+	if (!w)
+		return;
+	t->want_cpu = 1;
+	t->want_moved = sched_moved();
+	t->want_since = t->want_nudge = mono_ns();
+	sched_wait(t);
+}
+
+/*
+ * The thread's time slice is over: it asks the model (EMU_MSG_TICK). Alone
+ * on its CPU, it runs on into a new slice. Else its trace so far goes to
+ * ptrec (the PT driver's pt_event_stop() at sched-out ends the AUX piece),
+ * and it asks for its CPU again (EMU_MSG_SLICE): the model preempts it for
+ * the thread that waits there.
+ */
+static void slice_over(struct emu_thr *t)
+{
+	uint32_t *w;
+
+	sched_ask(t, EMU_MSG_TICK);
+	w = run_word(t);
+	if (!w || t->want_cpu || __atomic_load_n(w, __ATOMIC_ACQUIRE) != EMU_RUN_YIELD)
+		return;
+	emu_arch.flush_held(t);
+	emu_stream_flush(t);
+	emu_slot_commit(t, 0);
+	sched_ask(t, EMU_MSG_SLICE);
+}
+
+/*
+ * The process exits (exit_group): QEMU waits for all its threads to stop
+ * before the atexit callback, so none may go on waiting for a CPU.
+ */
+static void sched_release_all(void)
+{
+	int i;
+
+	g_release = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (i = 0; i < EMU_MAX_VCPUS; i++) {
+		uint32_t *w = g_thr[i] ? run_word(g_thr[i]) : NULL;
+
+		if (!w)
+			continue;
+		__atomic_store_n(w, EMU_RUN_GO, __ATOMIC_RELEASE);
+		syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0);
+	}
 }
 
 /* ---- instructions ------------------------------------------------------ */
@@ -533,6 +689,8 @@ static void on_tb(unsigned vcpu, void *ud)
 
 	if (!t || t->dead || emu_proc.broken || g_exiting)
 		return;
+	if (t->want_cpu && t->tid)
+		sched_rewait(t);
 	if (!t->tid) {
 		thread_begin(t, b->start);
 	} else if (!t->cur) {
@@ -572,6 +730,8 @@ static void on_tb(unsigned vcpu, void *ud)
 	if (nf)
 		trap(t, b->start, nu ? EMU_ENTRY_BREAKPOINT : EMU_ENTRY_INTERRUPT, fired, nf,
 		     period ? period : 1);
+	if (t->slice_end && t->insns >= t->slice_end)
+		slice_over(t);
 	emu_arch.periodic(t, b->start);
 	t->cur = b;
 	t->cur_start = b->start;
@@ -961,7 +1121,8 @@ static void wait_end(struct emu_thr *t)
 	if (!t->waiting)
 		return;
 	t->waiting = 0;
-	emu_send(EMU_MSG_WOKEN, (uint32_t)t->tid, emu_now(), NULL, 0);
+	/* Runnable again (try_to_wake_up()): it runs when the model gives it its CPU. */
+	sched_ask(t, EMU_MSG_WOKEN);
 }
 
 static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1,
@@ -993,6 +1154,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 			fire(t, i, t->ret_ip, 1);
 	if (num == s->exit || num == s->exit_group) {
 		/* The other threads end in on_atexit(), once QEMU has stopped them. */
+		if (num == s->exit_group)
+			sched_release_all();
 		thread_end(t);
 	} else if (num == s->execve) {
 		do_exec(t, a1, a2, a3);
@@ -1055,6 +1218,8 @@ static void child_after_fork(struct emu_thr *t)
 	counters_arm(t);
 	emu_send(EMU_MSG_HELLO, (uint32_t)t->tid, (uint64_t)emu_proc.pid, NULL, 0);
 	emu_sb_task(PERF_RECORD_FORK, emu_proc.pid, emu_proc.ppid, t->tid, ptid);
+	g_release = 0;
+	sched_ask(t, EMU_MSG_READY);
 	emu_sb_itrace_start(t->tid);
 	if (t->trace_en) {
 		emu_truth(t, "R %d %" PRIx64 " %" PRIu64 "\n", t->tid, t->ret_ip, t->insns);

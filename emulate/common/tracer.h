@@ -83,6 +83,9 @@ struct emu_thr {
 	int64_t sc_num;
 	int cloning;     /* inside clone(CLONE_THREAD): the creator of a new thread */
 	int waiting;     /* inside a syscall that waits: EMU_MSG_WAIT sent */
+	uint64_t slice_end; /* insns at which its time slice ends; 0: no slice */
+	int want_cpu;       /* asked the model for its CPU, not given it yet */
+	uint64_t want_since, want_nudge, want_moved; /* sched_wait()'s clocks */
 	uint64_t sc_args[6];
 	/* ground truth: sl->tlen bytes unsent */
 	char *tbuf;

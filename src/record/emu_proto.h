@@ -68,6 +68,7 @@
  */
 #define EMU_SHM_HDR 4096
 #define EMU_SHM_TRIGS 64 /* triggers the header's trig_off covers */
+#define EMU_SHM_RUN 768   /* slots whose threads the model's scheduler holds back */
 #define EMU_SHM_CHUNK_SLOTS 32
 #define EMU_SHM_MAX_CHUNKS 2048 /* 65536 slots */
 /* EMU_MSG_TRUTH's arg: slot index + 1 in the high bits, the slot's t_off below. */
@@ -158,7 +159,16 @@ struct emu_shm {
 	 */
 	uint64_t tick_ns;
 	uint64_t max_per_tick;
-	uint64_t spare[3];
+	/*
+	 * Written by the model before the workload runs: its scheduler holds
+	 * back the threads that have no CPU (sched_on 1). A thread runs for
+	 * @slice user instructions at a time (its time slice), then asks for
+	 * its CPU again (EMU_MSG_SLICE) and waits for its word in @run.
+	 */
+	uint64_t slice;
+	uint32_t sched_on;
+	uint32_t sched_seq; /* raised at every switch and grant: the scheduler moves */
+	uint64_t spare;
 	/*
 	 * Written by the host's model of the kernel, read by the plugin:
 	 * EMU_TRIG_OFF when trigger i's event counts nowhere (its group is
@@ -174,7 +184,25 @@ struct emu_shm {
 	 * throttling stops with it (perf_event_throttle_group()).
 	 */
 	uint32_t trig_group[EMU_SHM_TRIGS];
+	/*
+	 * The model's word for the thread in slot i (i < EMU_SHM_RUN): the
+	 * thread stores 0 before it asks for a CPU (EMU_MSG_READY,
+	 * EMU_MSG_SLICE, EMU_MSG_WOKEN, whose payload is i as a uint32_t) and
+	 * waits (futex(2) FUTEX_WAIT on the shared page) until the model
+	 * stores EMU_RUN_GO when it puts the thread on its CPU. At the end of
+	 * a slice the thread asks with EMU_MSG_TICK: EMU_RUN_GO lets it run
+	 * on, EMU_RUN_YIELD (another thread waits for its CPU) tells it to
+	 * hand its trace over and ask with EMU_MSG_SLICE, which preempts it.
+	 * The threads of slots from EMU_SHM_RUN on are not held back.
+	 */
+	uint32_t run[EMU_SHM_RUN];
 };
+
+_Static_assert(sizeof(struct emu_shm) <= EMU_SHM_HDR, "the shared header fits its page");
+
+/* emu_shm.run values besides 0 (waiting): runs; hand the trace over and yield. */
+#define EMU_RUN_GO 1u
+#define EMU_RUN_YIELD 2u
 
 /* emu_shm.trig_off values: counting, off, throttled for the rest of tick @k. */
 #define EMU_TRIG_ON 0u
@@ -200,7 +228,16 @@ enum emu_msg_type {
 	EMU_MSG_WAIT,      /* thread tid enters a syscall that waits (futex wait,
 			    * sleeps, reads of pipes, poll, wait4, ...), its trace
 			    * sent before; arg = its process's clock (emu_now()) */
-	EMU_MSG_WOKEN,     /* ... and returns from it; arg = the clock then */
+	EMU_MSG_WOKEN,     /* ... and returns from it; arg = the clock then; payload:
+			    * its slot's index (uint32_t), then it waits for its CPU
+			    * when the model holds threads back (emu_shm.run) */
+	EMU_MSG_READY,     /* a new thread (or process) waits for its first CPU before
+			    * it runs; arg = the clock; payload: its slot's index */
+	EMU_MSG_SLICE,     /* the thread ran its time slice (emu_shm.slice), its trace
+			    * handed over, and waits for its CPU again; arg = the
+			    * clock; payload: slot index */
+	EMU_MSG_TICK,      /* the thread's slice is over: may it run on? (emu_shm.run
+			    * answers GO or YIELD); arg = the clock; payload: slot index */
 };
 
 /* EMU_MSG_REAPED's arg: the pid above, the status in waitpid(2)'s form below. */

@@ -334,8 +334,19 @@ static int deliver(const struct emu_msg *m, const uint8_t *payload, const struct
 		return note_ended(h, (uint32_t)(m->arg >> 32), (int)(uint32_t)m->arg);
 	case EMU_MSG_WAIT:
 	case EMU_MSG_WOKEN:
-		return ops->sched ? ops->sched(ops->ctx, m->pid, m->tid, m->arg,
-					       m->type == EMU_MSG_WAIT) : 0;
+	case EMU_MSG_READY:
+	case EMU_MSG_SLICE:
+	case EMU_MSG_TICK: {
+		uint32_t slot = EMU_SLOT_PRIVATE;
+		int what = m->type == EMU_MSG_WAIT ? PREC_EMU_SLEEP :
+			   m->type == EMU_MSG_WOKEN ? PREC_EMU_WOKEN :
+			   m->type == EMU_MSG_READY ? PREC_EMU_READY :
+			   m->type == EMU_MSG_SLICE ? PREC_EMU_SLICE : PREC_EMU_TICK;
+
+		if (m->size >= sizeof(slot))
+			memcpy(&slot, payload, sizeof(slot));
+		return ops->sched ? ops->sched(ops->ctx, m->pid, m->tid, m->arg, what, slot) : 0;
+	}
 	}
 	return -EPROTO;
 }

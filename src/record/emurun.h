@@ -55,6 +55,15 @@ struct prec_emu_trigger {
 	const char *func; /* kprobes: the kernel function (borrowed) */
 };
 
+/* What a thread tells the model's scheduler (emu_proto.h's messages). */
+enum prec_emu_sched {
+	PREC_EMU_SLEEP, /* enters a syscall that may sleep, its trace handed over (EMU_MSG_WAIT) */
+	PREC_EMU_WOKEN, /* returns from it and waits for its CPU (EMU_MSG_WOKEN) */
+	PREC_EMU_READY, /* a new thread waits for its first CPU (EMU_MSG_READY) */
+	PREC_EMU_SLICE, /* ran its time slice, its trace handed over (EMU_MSG_SLICE) */
+	PREC_EMU_TICK,  /* its time slice is over: may it run on? (EMU_MSG_TICK) */
+};
+
 struct prec_emu_ops {
 	void *ctx;
 	/* Each returns 0, or a negative code that stops the recording (the
@@ -69,11 +78,12 @@ struct prec_emu_ops {
 	 */
 	void (*trig_off)(void *ctx, uint32_t *trig_off);
 	/*
-	 * May be NULL. Thread @tid of process @pid enters a syscall that may
-	 * sleep (@wait; its trace up to there was handed over already) or
-	 * returns from it (!@wait), at @time of its process's clock.
+	 * May be NULL. Thread @tid of process @pid, at @time of its process's
+	 * clock: @what (enum prec_emu_sched). @slot: its slot in the shared
+	 * area (emu_shm.run[@slot] lets it run), EMU_SLOT_PRIVATE if unknown.
 	 */
-	int (*sched)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, bool wait);
+	int (*sched)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, int what,
+		     uint32_t slot);
 };
 
 /* What a tracer is: constant. */

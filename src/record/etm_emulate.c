@@ -169,11 +169,12 @@ static void run_trig_off(void *ctx, uint32_t *flags)
 		c->ops->trig_off(c->ops->ctx, flags);
 }
 
-static int run_sched(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, bool wait)
+static int run_sched(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, int what,
+		     uint32_t slot)
 {
 	struct run_ctx *c = ctx;
 
-	return c->ops->sched ? c->ops->sched(c->ops->ctx, pid, tid, time, wait) : 0;
+	return c->ops->sched ? c->ops->sched(c->ops->ctx, pid, tid, time, what, slot) : 0;
 }
 
 static int run_sideband(void *ctx, const void *rec, size_t size)

@@ -69,8 +69,9 @@ struct prec_etm_ops {
 		   size_t size);
 	int (*sideband)(void *ctx, const void *rec, size_t size);
 	void (*trig_off)(void *ctx, uint32_t *trig_off); /* may be NULL; as in emurun.h */
-	/* may be NULL: a thread sleeps in a syscall or returns from it, as in emurun.h */
-	int (*sched)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, bool wait);
+	/* may be NULL: a thread sleeps, wakes, starts or ran its slice, as in emurun.h */
+	int (*sched)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, int what,
+		     uint32_t slot);
 };
 
 /* The trace unit's registers, as the encoder's output implies them. */

@@ -99,12 +99,15 @@ void prec_kmodel_watch_triggers(struct prec_kmodel *m, uint32_t *flags);
  */
 int prec_kmodel_emu_record(struct prec_kmodel *m, const void *rec, size_t size);
 /*
- * As the tracer's EMU_MSG_WAIT (@wait) and EMU_MSG_WOKEN: thread @tid of
- * process @pid enters a syscall that may sleep, or returns from it, at
- * @time. For tests of the scheduler without a run. 0 or a negative errno.
+ * As the tracer's EMU_MSG_WAIT (@what PREC_EMU_SLEEP), EMU_MSG_WOKEN,
+ * EMU_MSG_READY and EMU_MSG_SLICE (emurun.h's enum prec_emu_sched): thread
+ * @tid of process @pid enters a syscall that may sleep, returns from it,
+ * starts, or ran its time slice, at @time; @slot names its word in the
+ * shared area's run[] (prec_kmodel_watch_triggers()). For tests of the
+ * scheduler without a run. 0 or a negative errno.
  */
 int prec_kmodel_emu_sched(struct prec_kmodel *m, uint32_t pid, uint32_t tid, uint64_t time,
-			  bool wait);
+			  int what, uint32_t slot);
 /* The model as the recorder's kernel (valid until prec_kmodel_free()). */
 const struct prec_kernel *prec_kmodel_kernel(struct prec_kmodel *m);
 
@@ -152,7 +155,16 @@ struct prec_kmodel_emu {
 	 * aux_action bits say which event it is). Borrowed until free.
 	 */
 	const struct prec_attr *trigger_attrs;
+	/*
+	 * The time slice of the user-mode tracers' threads, in user
+	 * instructions (the emulated clock's nanoseconds); 0:
+	 * PREC_KMODEL_SLICE.
+	 */
+	uint64_t slice;
 };
+
+/* The default time slice: 2 ms of the emulated clock (one instruction a nanosecond). */
+#define PREC_KMODEL_SLICE 2000000ull
 
 /*
  * Makes @cfg's tracer a PMU of @m (type @cfg->aux_type, AUX with pause), the

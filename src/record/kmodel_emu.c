@@ -7,11 +7,13 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/array.h"
@@ -30,22 +32,30 @@
  * The model's scheduler. Each thread of the workload gets a CPU when it is
  * created (its FORK record, or its first message for the first thread), in
  * turn: the k-th thread runs on CPU k mod N, the same in every run, and stays
- * there. QEMU runs the threads side by side; when a message of a thread comes
- * while another holds its CPU, the model switches them as the scheduler
- * would, with the switch records of the kernel (see run_on()). A thread that
- * enters a syscall that may sleep (EMU_MSG_WAIT) leaves its CPU, not
- * runnable, until it returns (EMU_MSG_WOKEN) or sends anything else; a
- * thread's EXIT leaves its CPU for good. The CPU a thread leaves goes to the
- * runnable thread of that CPU that was preempted first, else to the idle
- * task (pid and tid 0).
+ * there (a run queue per CPU, no migration). The user-mode tracer's threads
+ * run only on their CPU: a new thread (EMU_MSG_READY), one back from a sleep
+ * (EMU_MSG_WOKEN) and one whose time slice ran out (EMU_MSG_TICK, then
+ * EMU_MSG_SLICE when told to yield: tick()) wait in the plugin until the
+ * model puts them there and says so in the shared area (grant():
+ * emu_shm.run). A thread that enters a syscall that may
+ * sleep (EMU_MSG_WAIT) leaves its CPU, not runnable; a thread's EXIT leaves
+ * it for good; a thread whose slice ran out leaves it, still runnable
+ * (PREEMPT), when another thread of its CPU can run. The CPU a thread
+ * leaves goes to the runnable thread of that CPU that waited longest, else
+ * to the idle task (pid and tid 0). Threads the plugin does not hold back
+ * (no word in the shared area, or one that waited too long) run as QEMU
+ * runs them: when a message of such a thread comes while another holds its
+ * CPU, the model switches them then (run_on()).
  */
 struct kthr {
 	uint32_t pid, tid;
 	int cpu;
 	bool dead;
 	bool waiting;  /* asleep in a syscall: not runnable */
+	bool queued;   /* held back by the plugin in its CPU's run queue, not running */
 	uint64_t time; /* of its latest message */
-	uint64_t out_seq; /* when it was last preempted, in the model's count */
+	uint64_t out_seq; /* when it last joined its CPU's run queue, in the model's count */
+	uint32_t slot;    /* its word in the shared area's run[]; EMU_SLOT_PRIVATE: none */
 };
 
 struct kcpu {
@@ -79,8 +89,9 @@ struct kemu {
 	size_t nthr;
 	struct kcpu *cpus;    /* m->nr_cpus of them */
 	unsigned next_cpu;    /* the CPU the next new thread gets */
-	uint64_t out_seq;     /* preemptions so far (kthr.out_seq) */
+	uint64_t out_seq;     /* run queue entries so far (kthr.out_seq) */
 	uint32_t *trig_off;   /* the run's shared flags (emu_shm.trig_off), or NULL */
+	struct emu_shm *shm;  /* the shared header whose run[] lets threads run, or NULL */
 };
 
 /*
@@ -238,8 +249,58 @@ static struct kthr *thread_of(struct prec_kmodel *m, uint32_t pid, uint32_t tid)
 	if (PREC_ARRAY_RESERVE(x->thr, x->nthr, 1))
 		return NULL;
 	x->thr[x->nthr] = (struct kthr){ pid, tid, (int)(x->next_cpu++ % (unsigned)m->nr_cpus),
-					 false, false, 0, 0 };
+					 false, false, false, 0, 0, EMU_SLOT_PRIVATE };
 	return &x->thr[x->nthr++];
+}
+
+/* Thread @tid's entry, or NULL. */
+static struct kthr *find_thr(struct kemu *x, uint32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < x->nthr; i++)
+		if (x->thr[i].tid == tid)
+			return &x->thr[i];
+	return NULL;
+}
+
+/* Whether the plugin holds @t back until the model puts it on its CPU. */
+static bool held_back(const struct kemu *x, const struct kthr *t)
+{
+	return x->shm && t->slot < EMU_SHM_RUN;
+}
+
+/* Whether a thread of @cpu's run queue waits for it (cfs_rq->nr_running > 1). */
+static bool contended(const struct kemu *x, int cpu)
+{
+	size_t i;
+
+	for (i = 0; i < x->nthr; i++) {
+		const struct kthr *t = &x->thr[i];
+
+		if (t->cpu == cpu && t->queued && !t->dead && t->tid != x->cpus[cpu].tid)
+			return true;
+	}
+	return false;
+}
+
+/* Answers @t's question with @v in its word (emu_shm.run), and wakes it. */
+static void answer(struct kemu *x, const struct kthr *t, uint32_t v)
+{
+	uint32_t *w;
+
+	if (!held_back(x, t))
+		return;
+	w = &x->shm->run[t->slot];
+	__atomic_add_fetch(&x->shm->sched_seq, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(w, v, __ATOMIC_RELEASE);
+	syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* @t may run: it is on its CPU now. */
+static void grant(struct kemu *x, const struct kthr *t)
+{
+	answer(x, t, EMU_RUN_GO);
 }
 
 /*
@@ -308,6 +369,8 @@ static void switch_to(struct prec_kmodel *m, int cpu, const struct kcpu *next, u
 	struct kcpu prev = *c;
 
 	switch_time(m, cpu, time);
+	if (m->emu->shm) /* for the threads that wait in the plugin: the scheduler moves */
+		__atomic_add_fetch(&m->emu->shm->sched_seq, 1, __ATOMIC_RELAXED);
 	switch_output(m, cpu, &prev, next, false, preempt);
 	if (prev.tid) {
 		struct kthr *pt = thread_of(m, prev.pid, prev.tid);
@@ -319,12 +382,22 @@ static void switch_to(struct prec_kmodel *m, int cpu, const struct kcpu *next, u
 	c->pid = next->pid;
 	c->tid = next->tid;
 	switch_output(m, cpu, next, &prev, true, false);
+	if (next->tid) {
+		struct kthr *nt = find_thr(m->emu, next->tid);
+
+		if (nt) {
+			nt->queued = false;
+			grant(m->emu, nt);
+		}
+	}
 }
 
 /*
  * Thread @tid, which sends a message of time @time (0: no time of its own),
  * runs on its CPU now: switched in first if another thread had it (a dead
- * thread's late messages schedule nothing). NULL on no memory.
+ * thread's late messages schedule nothing, nor do those of a thread the
+ * plugin holds back in its CPU's run queue: it runs when the model says).
+ * NULL on no memory.
  */
 static struct kthr *run_on(struct prec_kmodel *m, uint32_t pid, uint32_t tid, uint64_t time)
 {
@@ -337,7 +410,7 @@ static struct kthr *run_on(struct prec_kmodel *m, uint32_t pid, uint32_t tid, ui
 		t->time = time;
 	t->waiting = false; /* it runs: whatever it waited for came */
 	c = &m->emu->cpus[t->cpu];
-	if (c->tid != tid && !t->dead) {
+	if (c->tid != tid && !t->dead && !(t->queued && held_back(m->emu, t))) {
 		struct kcpu next = { pid, tid, 0 };
 
 		switch_to(m, t->cpu, &next, t->time, true);
@@ -347,9 +420,9 @@ static struct kthr *run_on(struct prec_kmodel *m, uint32_t pid, uint32_t tid, ui
 }
 
 /*
- * What @cpu runs when its thread stops being runnable (pick_next_task()):
- * the runnable thread of that CPU preempted first (its place in the run
- * queue; one never run yet comes first), else the idle task.
+ * What @cpu runs when its thread stops being runnable or is preempted
+ * (pick_next_task()): the runnable thread of that CPU that joined its run
+ * queue first (one known from its FORK only comes first), else the idle task.
  */
 static struct kcpu pick_next(const struct prec_kmodel *m, int cpu)
 {
@@ -392,6 +465,7 @@ static void leave(struct prec_kmodel *m, uint32_t tid, uint64_t time, bool dies)
 			t->dead = true;
 		else
 			t->waiting = true;
+		t->queued = false;
 		if (x->cpus[cpu].tid != tid)
 			return;
 		next = pick_next(m, cpu);
@@ -523,11 +597,11 @@ static void unthrottle_due(struct prec_kmodel *m, const struct km_sid *sid)
 }
 
 /*
- * The parent @tid of FORK record @h when it sleeps already: the new thread
- * told the tracer first (the record is the parent's, written in
+ * The parent @tid of FORK record @h when it is off its CPU already: the new
+ * thread told the tracer first (the record is the parent's, written in
  * copy_process() while it ran), and the parent went on into a syscall that
- * waits. The record goes to the parent's CPU; the parent stays asleep. NULL
- * for any other record or parent.
+ * waits, or ran out its slice. The record goes to the parent's CPU; the
+ * parent stays where it is. NULL for any other record or parent.
  */
 static struct kthr *fork_of_sleeper(struct prec_kmodel *m, const struct perf_event_header *h,
 				    uint32_t tid)
@@ -539,7 +613,8 @@ static struct kthr *fork_of_sleeper(struct prec_kmodel *m, const struct perf_eve
 		return NULL;
 	for (i = 0; i < x->nthr; i++)
 		if (x->thr[i].tid == tid)
-			return x->thr[i].waiting && !x->thr[i].dead ? &x->thr[i] : NULL;
+			return !x->thr[i].dead && x->cpus[x->thr[i].cpu].tid != tid ? &x->thr[i] :
+										    NULL;
 	return NULL;
 }
 
@@ -744,17 +819,37 @@ void prec_km_emu_sync(struct prec_kmodel *m)
 	}
 }
 
+/* The run ends: no thread waits for a CPU any more. */
+static void release_all(struct kemu *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->nthr; i++)
+		grant(x, &x->thr[i]);
+}
+
 void prec_kmodel_watch_triggers(struct prec_kmodel *m, uint32_t *flags)
 {
 	pthread_mutex_lock(&m->lock);
 	if (m->emu) {
-		m->emu->trig_off = flags;
+		struct kemu *x = m->emu;
+
+		if (!flags && x->shm)
+			release_all(x);
+		x->trig_off = flags;
+		x->shm = NULL;
 		if (flags) {
 			struct emu_shm *hdr =
 				(struct emu_shm *)((char *)flags - offsetof(struct emu_shm, trig_off));
 
 			hdr->tick_ns = prec_km_tick_ns(m);
 			hdr->max_per_tick = prec_km_max_per_tick(m);
+			/* The whole-system tracer's guest has a scheduler of its own. */
+			if (!x->cfg.sys) {
+				hdr->slice = x->cfg.slice ? x->cfg.slice : PREC_KMODEL_SLICE;
+				__atomic_store_n(&hdr->sched_on, 1, __ATOMIC_RELEASE);
+				x->shm = hdr;
+			}
 		}
 		prec_km_emu_sync(m);
 	}
@@ -823,34 +918,133 @@ static int emu_aux(void *ctx, uint32_t pid, uint32_t tid, uint64_t offset, const
 }
 
 /*
- * Thread @tid enters a syscall that may sleep (@wait), its trace up to
- * there handed over: it leaves its CPU (leave()). Or it returns from it: it
- * runs again, switched in on its CPU (run_on(): try_to_wake_up() puts it
- * back on the run queue, and the model's CPU takes it at once, as
- * wakeup_preempt() may).
+ * Thread @tid of @pid is runnable and waits for its CPU: a new one
+ * (wake_up_new_task()) or one back from a sleep (try_to_wake_up()). It
+ * joins its CPU's run queue (enqueue_task()), and runs at once on an idle
+ * CPU; on a busy one it waits for the running thread to sleep, exit or run
+ * out its slice (no wakeup preemption: the plugin cannot stop a thread
+ * between its own messages). A thread the plugin does not hold back runs
+ * now, as QEMU runs it (run_on()).
  */
-static int emu_sched(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, bool wait)
+static struct kthr *wake(struct prec_kmodel *m, uint32_t pid, uint32_t tid, uint64_t time,
+			 uint32_t slot)
+{
+	struct kemu *x = m->emu;
+	struct kthr *t = thread_of(m, pid, tid);
+	struct kcpu next = { pid, tid, 0 };
+	uint32_t cur;
+
+	if (!t)
+		return NULL;
+	t->slot = slot;
+	if (!held_back(x, t))
+		return run_on(m, pid, tid, time);
+	if (time > t->time)
+		t->time = time;
+	t->waiting = false;
+	cur = x->cpus[t->cpu].tid;
+	if (t->dead || cur == tid) {
+		grant(x, t);
+	} else if (!cur) {
+		switch_to(m, t->cpu, &next, t->time, true); /* grants it */
+		t = thread_of(m, pid, tid);
+	} else {
+		t->out_seq = ++x->out_seq;
+		t->queued = true;
+	}
+	return t;
+}
+
+/*
+ * The tick that finds thread @tid's slice used up (sched_tick() ->
+ * task_tick_fair() -> update_deadline()): the scheduler reschedules only
+ * when another task waits for the CPU (resched_curr() when
+ * cfs_rq->nr_running > 1). Then the thread is told to hand its trace over
+ * and ask again (EMU_RUN_YIELD, then EMU_MSG_SLICE: slice_used()); alone,
+ * it runs on into a new slice, its trace not cut.
+ */
+static struct kthr *tick(struct prec_kmodel *m, uint32_t pid, uint32_t tid, uint64_t time,
+			 uint32_t slot)
+{
+	struct kthr *t = run_on(m, pid, tid, time);
+
+	if (!t)
+		return NULL;
+	t->slot = slot;
+	answer(m->emu, t, !t->dead && m->emu->cpus[t->cpu].tid == tid && contended(m->emu, t->cpu) ?
+				  EMU_RUN_YIELD : EMU_RUN_GO);
+	return t;
+}
+
+/*
+ * Thread @tid ran its time slice (the plugin counts it in its user
+ * instructions), its trace up to there handed over. The scheduler's tick
+ * finds the slice used up (sched_tick() -> task_tick_fair() ->
+ * update_deadline()) and reschedules only when another task is queued
+ * (cfs_rq->nr_running > 1: resched_curr()); __schedule() then puts the
+ * thread back in its CPU's run queue and runs the next one. The switch-out
+ * says PREEMPT: the thread is still on the run queue (perf_event_switch()
+ * sets it for task_is_runnable() tasks), and the AUX piece ends as
+ * pt_event_stop() ends it at sched-out (switch_to()). Alone on its CPU, the
+ * thread runs on into a new slice.
+ */
+static struct kthr *slice_used(struct prec_kmodel *m, uint32_t pid, uint32_t tid, uint64_t time,
+			       uint32_t slot)
+{
+	struct kthr *t = run_on(m, pid, tid, time); /* it ran: on its CPU first if not there */
+	struct kcpu next;
+
+	if (!t)
+		return NULL;
+	t->slot = slot;
+	if (!t->dead && m->emu->cpus[t->cpu].tid != tid) {
+		/* It ran on past its patience while queued: it stays in the queue. */
+		t->queued = true;
+		return t;
+	}
+	next = t->dead ? (struct kcpu){ 0, 0, 0 } : pick_next(m, t->cpu);
+	if (!next.tid) {
+		grant(m->emu, t);
+		return t;
+	}
+	t->queued = true; /* before the next one's grant, which sees it waiting */
+	switch_to(m, t->cpu, &next, t->time, true); /* t joins the run queue's tail */
+	return thread_of(m, pid, tid);
+}
+
+/*
+ * What the plugin tells of a thread (enum prec_emu_sched). Entering a
+ * syscall that may sleep, its trace up to there handed over: it leaves its
+ * CPU (leave()). The others: wake() and slice_used().
+ */
+static int emu_sched(void *ctx, uint32_t pid, uint32_t tid, uint64_t time, int what,
+		     uint32_t slot)
 {
 	struct prec_kmodel *m = ctx;
 	struct kthr *t;
-	int err = 0;
 
 	pthread_mutex_lock(&m->lock);
 	heard_of(m->emu, pid);
-	/* It made the call, so it ran: switched in first if another had its CPU since. */
-	t = run_on(m, pid, tid, time);
-	if (!t)
-		err = -ENOMEM;
-	else if (wait && !t->dead)
-		leave(m, tid, time, false);
+	if (what == PREC_EMU_WOKEN || what == PREC_EMU_READY) {
+		t = wake(m, pid, tid, time, slot);
+	} else if (what == PREC_EMU_SLICE) {
+		t = slice_used(m, pid, tid, time, slot);
+	} else if (what == PREC_EMU_TICK) {
+		t = tick(m, pid, tid, time, slot);
+	} else {
+		/* It made the call, so it ran: switched in first if another had its CPU since. */
+		t = run_on(m, pid, tid, time);
+		if (t && !t->dead)
+			leave(m, tid, time, false);
+	}
 	pthread_mutex_unlock(&m->lock);
-	return err;
+	return t ? 0 : -ENOMEM;
 }
 
 int prec_kmodel_emu_sched(struct prec_kmodel *m, uint32_t pid, uint32_t tid, uint64_t time,
-			  bool wait)
+			  int what, uint32_t slot)
 {
-	return m->emu ? emu_sched(m, pid, tid, time, wait) : -ENODEV;
+	return m->emu ? emu_sched(m, pid, tid, time, what, slot) : -ENODEV;
 }
 
 static int emu_stream(void *ctx, uint32_t pid, uint32_t tid, unsigned index, uint8_t csid)

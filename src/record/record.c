@@ -2971,6 +2971,7 @@ static int emu_setup(struct rec *r)
 	mc.etm = r->etm ? &r->etm_cfg : NULL;
 	mc.sys = o->emulate_system ? &r->sys_cfg : NULL;
 	mc.trigger_attrs = r->emu_keys;
+	mc.slice = o->emulate_slice;
 	err = prec_kmodel_emulate(r->model, &mc);
 	if (err)
 		return err;

@@ -30,6 +30,9 @@ struct prec_kernel;
  */
 #define PREC_EMULATE_CPUS 2
 #define PREC_EMULATE_CPUS_MAX 64
+/* --emulate-slice's range, in user instructions (the default is the model's). */
+#define PREC_EMULATE_SLICE_MIN 1000ull
+#define PREC_EMULATE_SLICE_MAX 1000000000000ull
 
 struct prec_record_opts {
 	struct prec_evlist *el;      /* finished event list (borrowed) */
@@ -89,6 +92,8 @@ struct prec_record_opts {
 	const char *qemu;            /* NULL: from PATH */
 	const char *truth;           /* ground-truth output, or NULL */
 	int emulate_cpus;            /* --emulate-cpus: the model's CPUs (0: PREC_EMULATE_CPUS) */
+	uint64_t emulate_slice;      /* --emulate-slice: a thread's time slice in instructions
+				      * (0: the model's PREC_KMODEL_SLICE) */
 	/* for the INFO chunk */
 	int cmd_argc;
 	char *const *cmd_argv;

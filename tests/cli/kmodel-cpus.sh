@@ -18,10 +18,15 @@
 #    because the side-band of the other CPUs (the mmaps of the thread that
 #    loaded the program) is recorded too;
 #  - the software cs_etm gets perf's per-CPU defaults (timestamp, contextid)
-#    and its trace decodes to the truth, per CPU and per thread.
+#    and its trace decodes to the truth, per CPU and per thread;
+#  - the time slice (--emulate-slice): CPU-bound threads that share a CPU
+#    take turns, each run that ends in a PREEMPT switch-out lasts at least
+#    the slice of emulated time (on one CPU at most a block more), and they
+#    still decode to their truth; with the default slice, longer than their
+#    work, none is preempted. --emulate-slice's bad values are usage errors.
 . "$(dirname "$0")/src/paths.sh"
 
-model_suite "per-CPU model recordings" "$PROGS/threads" "$PROGS/forkexec" "$PROGS/pingpong" || { t_done; exit; }
+model_suite "per-CPU model recordings" "$PROGS/threads" "$PROGS/forkexec" "$PROGS/pingpong" "$PROGS/spin" || { t_done; exit; }
 . "$SRC/truth.sh"
 truth_build || { t_done; exit; }
 
@@ -102,7 +107,7 @@ pending = {}                         # CPU -> thread named next by an out
 ins = {}
 nsw = npre = nblk = 0
 last = {}                            # CPU -> time of its latest switch
-asleep = set()                       # threads out without PREEMPT, not in since
+exited = set()                       # threads whose EXIT was seen
 for line in open(sys.argv[1]):
     f = line.split()
     if len(f) < 4 or "/" not in f[2]:
@@ -110,6 +115,8 @@ for line in open(sys.argv[1]):
     cpu = int(f[1].strip("[]"))
     tid = f[2].split("/")[1]
     kind = f[3]
+    if kind == "EXIT":
+        exited.add(tid)
     if kind == "SWITCH":
         nsw += 1
         t = float(f[0])
@@ -122,25 +129,24 @@ for line in open(sys.argv[1]):
                 npre += 1
             else:
                 nblk += 1
-                asleep.add(tid)
         m = re.search(r"(next|prev) \d+/(\d+)", line)
         if out:
             if cur[cpu] != tid:
                 sys.exit("CPU %d: out of %s while %s runs: %s" % (cpu, tid, cur[cpu], line.strip()))
             pending[cpu] = m.group(2) if m else None
-            # A CPU whose thread stops (sleeps, exits) picks a runnable one,
-            # never a sleeper; a sleeper comes back by preempting (its wakeup).
-            if m and "(preempted)" not in line and m.group(2) in asleep:
-                sys.exit("CPU %d: %s picked while asleep: %s" % (cpu, m.group(2), line.strip()))
+            # A CPU never picks a thread that exited.
+            if m and m.group(2) in exited:
+                sys.exit("CPU %d: %s picked after its exit: %s" % (cpu, m.group(2), line.strip()))
             cur[cpu] = None
         else:
             if cur[cpu] is not None and not (cur[cpu] == "0" and tid != "0"):
                 sys.exit("CPU %d: in of %s while %s runs: %s" % (cpu, tid, cur[cpu], line.strip()))
             if pending.get(cpu) not in (None, tid):
                 sys.exit("CPU %d: in of %s, the out named %s: %s" % (cpu, tid, pending[cpu], line.strip()))
+            if tid in exited:
+                sys.exit("CPU %d: in of %s after its exit: %s" % (cpu, tid, line.strip()))
             cur[cpu] = tid
             ins[tid] = ins.get(tid, 0) + 1
-            asleep.discard(tid)
         continue
 ran = {l.split("\t", 1)[0] for l in open(sys.argv[2])}
 missing = [t for t in ran if t not in ins]
@@ -212,6 +218,96 @@ else
 	t_fail "task events get PERF_RECORD_SWITCH without next/prev" "switches $nsw, with next/prev $ncw"
 fi
 
+# ---- the time slice: more CPU-bound threads than CPUs ----
+
+# slices NAME SLICE EXACT MIN: on every CPU, each run of one of spin's
+# workers that ends in a switch-out with PREEMPT lasted at least SLICE
+# nanoseconds of the emulated clock (an instruction each); with EXACT (one
+# CPU: only that thread's instructions move the clock) at most SLICE + 1000
+# (its slice ends at a block's end). Every worker runs in at least 3
+# stretches, and at least MIN switch-outs say PREEMPT. Prints the counts,
+# or what is wrong.
+slices() {
+	python3 - "$1.sb" "$2" "$3" "$4" <<'EOF'
+import sys
+sb, sl, exact, least = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
+since = {}                           # CPU -> (thread, time it switched in)
+runs, lens = {}, []
+for line in open(sb):
+    f = line.split()
+    if len(f) < 5 or f[3] != "SWITCH" or "/" not in f[2]:
+        continue
+    cpu, t = int(f[1].strip("[]")), round(float(f[0]) * 1e9)
+    p, tid = f[2].split("/")
+    if tid == "0":
+        continue
+    if f[4] == "in":
+        since[cpu] = (tid, t)
+        if tid != p:
+            runs[tid] = runs.get(tid, 0) + 1
+        continue
+    if "(preempted)" not in line or tid == p:
+        continue
+    who, t0 = since.get(cpu, (None, 0))
+    if who != tid:
+        sys.exit("CPU %d: out of %s, which did not switch in: %s" % (cpu, tid, line.strip()))
+    n = t - t0
+    if n < sl or (exact and n > sl + 1000):
+        sys.exit("CPU %d: %s preempted after %d ns, the slice is %d: %s" % (cpu, tid, n, sl, line.strip()))
+    lens.append(n)
+few = [t for t in runs if runs[t] < 3]
+if len(runs) < 2 or few:
+    sys.exit("workers that ran in fewer than 3 stretches: %s (of %s)" % (" ".join(few), runs))
+if len(lens) < least:
+    sys.exit("%d switch-outs with PREEMPT, fewer than %d" % (len(lens), least))
+print("%d preempted after %d-%d ns, stretches per worker %d-%d" %
+      (len(lens), min(lens), max(lens), min(runs.values()), max(runs.values())))
+EOF
+}
+
+# spin's workers (about a million instructions each) with a slice of
+# 100000 instructions: 3 on 1 CPU take turns, the main thread asleep in
+# pthread_join(); 4 on 2 CPUs, two on each (the main thread, asleep, on
+# CPU 0); -a gives SWITCH_CPU_WIDE.
+for run in "sl1 1 3 30" "sl2 2 4 10" "sa2 2 4 10 -a"; do
+	read -r name ncpu nt least opt <<<"$run"
+	what="spin's $nt workers on $ncpu CPUs ${opt:+($opt) }with a slice"
+	# shellcheck disable=SC2086
+	if rec "$name" "$ncpu" 0 --emulate-slice 100000 $opt -- "$PROGS/spin" "$nt" 200 &&
+		[ ! -s "$name.got.err" ]; then
+		t_pass "$what: records and decodes without errors"
+	else
+		t_fail "$what: records and decodes" "$(head -n 3 "$name.err" "$name.got.err" "$name.dt.err" 2>/dev/null)"
+		continue
+	fi
+	if res=$(per_thread "$name"); then
+		t_pass "$what: every thread decodes to its whole truth ($res)"
+	else
+		t_fail "$what: every thread decodes to its whole truth" "$res"
+	fi
+	if res=$(switches "$name" "$ncpu" 2>&1); then
+		t_pass "$what: switches consistent per CPU ($res)"
+	else
+		t_fail "$what: switches consistent per CPU" "$res"
+	fi
+	exact=0
+	[ "$ncpu" = 1 ] && exact=1
+	if res=$(slices "$name" 100000 "$exact" "$least" 2>&1); then
+		t_pass "$what: the workers take turns, preempted at the end of their slice ($res)"
+	else
+		t_fail "$what: the workers take turns, preempted at the end of their slice" "$res"
+	fi
+done
+# The default slice (2 million instructions) is longer than a worker's run:
+# on one CPU none of them is preempted, they run one after the other.
+np=
+if rec sd1 1 0 -- "$PROGS/spin" 3 200 && res=$(per_thread sd1) &&
+	np=$(grep -c 'SWITCH.*(preempted)' sd1.sb); [ "$np" = 0 ]; then
+	t_pass "spin on 1 CPU with the default slice: no worker preempted, all decoded ($res)"
+else
+	t_fail "spin on 1 CPU with the default slice: no worker preempted" "$res; preempted $np"
+fi
+
 # ---- -a: CPU-wide events, PERF_RECORD_SWITCH_CPU_WIDE ----
 
 if rec all3 3 0 -a -- "$PROGS/threads" 300 && [ ! -s all3.got.err ]; then
@@ -233,7 +329,8 @@ else
 fi
 
 # Threads that sleep: a CPU whose thread waits runs the idle task, or a
-# runnable thread of that CPU; SWITCH_CPU_WIDE names it.
+# runnable thread of that CPU (one back from its wait too); SWITCH_CPU_WIDE
+# names it.
 if rec pa2 2 0 -a -- "$PROGS/pingpong" 20 && [ ! -s pa2.got.err ]; then
 	sched pa2 2 >pa2.sched
 	if res=$(per_thread pa2); then
@@ -346,6 +443,17 @@ for bad in 0 65 x -1 ""; do
 		t_fail "--emulate-cpus '$bad': a usage error" "status $rc: $(cat bad.err)"
 	fi
 done
+for bad in 999 1000000000001 x -5 ""; do
+	"$PTREC" record --emulate --emulate-slice "$bad" -o bad.data -- "$PROGS/threads" 1 >bad.out 2>bad.err
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q 'emulate-slice takes a number of instructions from 1000 to 1000000000000' bad.err; then
+		t_pass "--emulate-slice '$bad': a usage error"
+	else
+		t_fail "--emulate-slice '$bad': a usage error" "status $rc: $(cat bad.err)"
+	fi
+done
+"$PTREC" record --emulate-slice 5000 -o bad.data -- true >bad.out 2>bad.err
+t_eq "--emulate-slice without --emulate: a usage error" 2 "$?"
 "$PTREC" record --emulate-cpus 2 -o bad.data -- true >bad.out 2>bad.err
 t_eq "--emulate-cpus without --emulate: a usage error" 2 "$?"
 "$PTREC" record --emulate --emulate-cpus 2 -C 2 -o bad.data -- "$PROGS/threads" 1 >bad.out 2>bad.err

@@ -784,14 +784,18 @@ static void sched_waits(void)
 	if (T_OK(fd >= 0) &&
 	    T_OK(!k->mmap(k->ctx, fd, (size_t)page * 9, 0, PROT_READ | PROT_WRITE, &base)) &&
 	    T_OK(!k->ioctl(k->ctx, fd, PERF_EVENT_IOC_ENABLE, 0))) {
-		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 100, 10, false), 0);
-		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 101, 20, false), 0); /* CPU 1 */
-		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 30, false), 0); /* preempts 100 */
-		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 40, true), 0);  /* 100 runs again */
-		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 100, 35, true), 0);  /* late: at 40 */
-		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 101, 45, true), 0);  /* CPU 1 */
-		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 50, false), 0);
-		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 60, true), 0);
+#define W PREC_EMU_WOKEN, EMU_SLOT_PRIVATE
+#define S PREC_EMU_SLEEP, EMU_SLOT_PRIVATE
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 100, 10, W), 0);
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 101, 20, W), 0); /* CPU 1 */
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 30, W), 0); /* preempts 100 */
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 40, S), 0);  /* 100 runs again */
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 100, 35, S), 0);  /* late: at 40 */
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 101, 45, S), 0);  /* CPU 1 */
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 50, W), 0);
+		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 60, S), 0);
+#undef W
+#undef S
 		switch_text(base, page, text, sizeof(text));
 		T_EQ_STR(text, "O+ 0>100@10 I 100<0@10 O+ 100>102@30 I 102<100@30 "
 			       "O 102>100@40 I 100<102@40 O 100>0@40 I 0<100@40 "
@@ -888,10 +892,88 @@ out:
 	prec_kmodel_free(m);
 }
 
+/* As the plugin asks for thread @tid's CPU: its word (slot tid - 100) goes to 0 first. */
+static int ask(struct prec_kmodel *m, struct emu_shm *h, uint32_t tid, uint64_t time, int what)
+{
+	h->run[tid - 100] = 0;
+	return prec_kmodel_emu_sched(m, 100, tid, time, what, tid - 100);
+}
+
+/*
+ * The time slice on one CPU, with threads the plugin holds back (a shared
+ * header): a new thread runs at once on an idle CPU, else joins the run
+ * queue; a slice that ends (EMU_MSG_TICK) with nobody else runnable goes
+ * on, one that ends with others runnable is told to yield, and its
+ * EMU_MSG_SLICE preempts it (PREEMPT) for the thread that waited longest,
+ * which alone gets its word; a thread back from a sleep waits in the queue
+ * (no wakeup preemption).
+ */
+static void sched_slice(void)
+{
+	struct prec_kmodel *m = prec_kmodel_new(1);
+	struct prec_emu_config pt = { 0 };
+	struct prec_kmodel_emu cfg = { .aux_type = AUX_TYPE, .pt = &pt, .slice = 100 };
+	struct emu_shm *h = calloc(1, EMU_SHM_HDR);
+	struct prec_attr a;
+	const struct prec_kernel *k = NULL;
+	long page = sysconf(_SC_PAGESIZE);
+	void *base = NULL;
+	char text[1024];
+	int fd = -1;
+
+	if (!T_OK(m && h) || !T_OK(!prec_kmodel_emulate(m, &cfg)))
+		goto out;
+	prec_kmodel_watch_triggers(m, h->trig_off);
+	T_EQ_INT((int)h->sched_on, 1);
+	T_EQ_INT((int)h->slice, 100);
+	k = prec_kmodel_kernel(m);
+	make_attr(&a, E_DUMMY, 0);
+	a.context_switch = 1;
+	a.sample_id_all = 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	fd = k->open(k->ctx, &a, -1, 0, -1, 0);
+	if (!T_OK(fd >= 0) ||
+	    !T_OK(!k->mmap(k->ctx, fd, (size_t)page * 9, 0, PROT_READ | PROT_WRITE, &base)) ||
+	    !T_OK(!k->ioctl(k->ctx, fd, PERF_EVENT_IOC_ENABLE, 0)))
+		goto out;
+	T_EQ_INT(ask(m, h, 100, 10, PREC_EMU_READY), 0);  /* idle CPU: runs */
+	T_EQ_INT((int)h->run[0], 1);
+	T_EQ_INT(ask(m, h, 100, 5, PREC_EMU_TICK), 0);    /* alone: a new slice */
+	T_EQ_INT((int)h->run[0], EMU_RUN_GO);
+	T_EQ_INT(ask(m, h, 101, 20, PREC_EMU_READY), 0);  /* queued */
+	T_EQ_INT(ask(m, h, 102, 30, PREC_EMU_READY), 0);  /* queued */
+	T_EQ_INT((int)(h->run[1] | h->run[2]), 0);
+	T_EQ_INT(ask(m, h, 100, 105, PREC_EMU_TICK), 0);  /* others wait: yield */
+	T_EQ_INT((int)h->run[0], EMU_RUN_YIELD);
+	T_EQ_INT(ask(m, h, 100, 110, PREC_EMU_SLICE), 0); /* 101 */
+	T_EQ_INT((int)(h->run[0] * 100 + h->run[1] * 10 + h->run[2]), 10);
+	T_EQ_INT(ask(m, h, 101, 210, PREC_EMU_SLICE), 0); /* 102 */
+	T_EQ_INT(prec_kmodel_emu_sched(m, 100, 102, 250, PREC_EMU_SLEEP, 2), 0); /* 100 */
+	T_EQ_INT((int)(h->run[0] * 100 + h->run[1] * 10 + h->run[2]), 101);
+	T_EQ_INT(ask(m, h, 102, 300, PREC_EMU_WOKEN), 0); /* busy: queued */
+	T_EQ_INT((int)h->run[2], 0);
+	T_EQ_INT(ask(m, h, 100, 350, PREC_EMU_SLICE), 0); /* 101 */
+	T_EQ_INT(ask(m, h, 101, 450, PREC_EMU_SLICE), 0); /* 102, queued before 100 */
+	T_EQ_INT((int)(h->run[0] * 100 + h->run[1] * 10 + h->run[2]), 1);
+	switch_text(base, page, text, sizeof(text));
+	T_EQ_STR(text, "O+ 0>100@10 I 100<0@10 O+ 100>101@110 I 101<100@110 "
+		       "O+ 101>102@210 I 102<101@210 O 102>100@250 I 100<102@250 "
+		       "O+ 100>101@350 I 101<100@350 O+ 101>102@450 I 102<101@450");
+out:
+	if (base)
+		k->munmap(k->ctx, base, (size_t)page * 9);
+	if (fd >= 0)
+		k->close(k->ctx, fd);
+	if (m)
+		prec_kmodel_watch_triggers(m, NULL);
+	prec_kmodel_free(m);
+	free(h);
+}
+
 static const struct t_case cases[] = {
 	T(rules_model), T(rules_kernel), T(aux_model_only), T(fds_and_poll), T(recorder_over_model),
 	T(exec_enables_once), T(mlock_budget), T(addr_filters), T(trigger_flags), T(throttle),
-	T(sched_waits), T(sideband_order),
+	T(sched_waits), T(sideband_order), T(sched_slice),
 };
 
 int main(int argc, char **argv)
