@@ -107,8 +107,9 @@ static void usage(FILE *f)
 "                          decoding FILE whole (a part is decoded again where needed)\n"
 "      --progress          a progress line on standard error, terminal or not\n"
 "      --no-progress       none (default: one on a terminal for decodes over a second)\n"
-"      --follow            a recording still being written: wait until ptrec ends it,\n"
-"                          then decode (a line on a terminal says how far it grew)\n"
+"      --follow            a recording still being written: the call traces,\n"
+"                          --insn-trace, --branches, --events and --sideband as it\n"
+"                          grows, the other views once ptrec has ended it\n"
 "  -i, --input FILE        the trace file (same as the FILE argument)\n"
 "      --snapshot DIR      decode a CoreSight snapshot directory\n"
 "  -q, --quiet             no warnings about damage or missing code\n"
@@ -317,7 +318,8 @@ struct args {
 	bool durations;                  /* --call-trace --durations */
 	int progress;                    /* --progress 1, --no-progress 0, else -1 */
 	uint32_t snap_index;             /* --snapshot-index K; 0: all */
-	bool follow;                     /* --follow: wait for the recording to end */
+	bool follow;                     /* --follow: the file is being recorded */
+	FILE *outf;                      /* where the views that --follow streams write */
 	uint32_t shard_k, shard_n;       /* --shard K/N; n 0: none */
 	const char *out;                 /* -o PART */
 	bool merge;                      /* --merge FILE PART... */
@@ -421,7 +423,7 @@ static int run_decoded(struct prec_session *s, const struct prec_import_report *
 		return prec_view_json_decoded(s, &a->oo, stdout);
 	if (a->durations)
 		return prec_view_durations(s, &a->oo, stdout);
-	return prec_output_run(s, &a->oo, stdout);
+	return prec_output_run(s, &a->oo, a->outf);
 }
 
 static int run_stats(struct prec_session *s, const struct prec_import_report *rep, struct args *a)
@@ -461,7 +463,7 @@ static int run_sideband(struct prec_session *s, const struct prec_import_report 
 	(void)rep;
 	if (a->vo.json)
 		return prec_view_sideband_json(s, &a->oo, stdout);
-	return prec_view_sideband(s, &a->oo, stdout);
+	return prec_view_sideband(s, &a->oo, a->outf);
 }
 
 static int run_ranges(struct prec_session *s, const struct prec_import_report *rep,
@@ -1325,7 +1327,7 @@ static int decode(struct prec_session *s, struct args *a)
 	prec_import_report_fini(&rep);
 	if (err > 0)
 		return err;
-	if (!err && fflush(stdout) == EOF)
+	if (!err && (fflush(a->outf) == EOF || fflush(stdout) == EOF))
 		err = errno == EPIPE ? -EPIPE : -EIO;
 	if (err == -EPIPE)
 		return EXIT_OK; /* the reader went away (ptdump | head): quietly done */
@@ -1349,14 +1351,143 @@ static int decode(struct prec_session *s, struct args *a)
  * --follow: a trace file that ptrec is still writing. ptrec holds an
  * exclusive flock(2) on its output file until it closes it (ptrec-file(5)),
  * so a shared lock is granted once the recording has ended, however it
- * ended. Until then, a line on a terminal says how far the file has grown.
- * Returns 0 to go on, else the exit status (the error said).
+ * ended. Meanwhile the views that stream (follow_streams()) are decoded in
+ * rounds from the file as it is, each writing what is settled
+ * (prec_output_opts.follow): a prefix of what a decode of the whole file
+ * writes. All output goes through a struct follow_out, which passes on only
+ * what earlier rounds did not write, and checks that a round wrote again the
+ * same bytes as before. The decode after the end is the last round.
  */
-static int follow_wait(const struct args *a)
+struct follow_out {
+	uint64_t emitted;                /* bytes written to standard output */
+	uint32_t crc;                    /* their CRC-32C */
+	uint64_t pos;                    /* this round: bytes written to us */
+	uint32_t pcrc;                   /* the CRC-32C of the first min(pos, emitted) */
+	uint64_t differs;                /* 1 + where a round wrote other bytes; 0: none */
+};
+
+static ssize_t follow_write(void *cookie, const char *buf, size_t size)
 {
-	struct stat st;
+	struct follow_out *fo = cookie;
+	size_t k = 0;
+
+	if (fo->pos < fo->emitted) {
+		k = (size_t)PREC_MIN((uint64_t)size, fo->emitted - fo->pos);
+		fo->pcrc = prec_crc32c(fo->pcrc, buf, k);
+		fo->pos += k;
+		if (fo->pos == fo->emitted && fo->pcrc != fo->crc && !fo->differs)
+			fo->differs = 1 + fo->pos - k;
+	}
+	if (k < size) {
+		if (fwrite(buf + k, 1, size - k, stdout) != size - k)
+			return -1;
+		fo->crc = prec_crc32c(fo->crc, buf + k, size - k);
+		fo->emitted += size - k;
+		fo->pos = fo->emitted;
+		fo->pcrc = fo->crc;
+	}
+	return (ssize_t)size;
+}
+
+/* The views that --follow writes while the file grows (ptdump(1), --follow). */
+static bool follow_streams(const struct args *a)
+{
+	if (a->vo.json || a->durations)
+		return false;
+	return a->view->run == run_decoded || a->view->run == run_sideband;
+}
+
+/* One round: what the file as it is now settles. Returns 0 or -EPIPE/-EIO. */
+static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
+{
+	struct prec_session *s = prec_session_new();
+	struct prec_output_opts oo = a->oo;
+	struct prec_import_report rep;
+	struct prec_diag d = { 0 };
+	int err = -ENOMEM;
+
+	fo->pos = 0;
+	fo->pcrc = 0;
+	if (s && !(a->symfs && prec_session_set_symfs(s, a->symfs))) {
+		err = prec_import(s, &a->io, &rep, &d);
+		if (!err && a->view->run != run_sideband &&
+		    prec_decoder_for_session(s) == &prec_intel_pt_decoder)
+			err = prepare_streams(s, a);
+		oo.follow = true;
+		oo.fmt = a->view->fmt;
+		oo.jobs = 1;
+		oo.progress = NULL;
+		if (!err && a->view->run == run_sideband)
+			err = prec_view_sideband(s, &oo, outf);
+		else if (!err && prec_session_nr_streams(s) &&
+			 prec_decoder_for_session(s) == &prec_intel_pt_decoder)
+			err = prec_output_run(s, &oo, outf);
+		prec_import_report_fini(&rep);
+	}
+	prec_session_free(s);
+	if (fflush(outf) == EOF || fflush(stdout) == EOF)
+		return errno == EPIPE ? -EPIPE : -EIO;
+	/* Damage, missing code, no stream yet: the decode after the end says so. */
+	return err == -EPIPE || err == -EIO ? err : 0;
+}
+
+/* The lock is free (the recording ended): true. Sets *@err on a real error. */
+static bool follow_ended(int fd, int *err)
+{
+	*err = 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+		return true;
+	if (errno != EWOULDBLOCK && errno != EINTR)
+		*err = errno;
+	return *err != 0;
+}
+
+/*
+ * Until the recording ends: rounds while the file grows, at most one per
+ * 0.2 s and none sooner than twice the last one took after it (so rounds
+ * take at most a third of the time); for the other views, a line on a
+ * terminal. Returns 0 or -EPIPE/-EIO.
+ */
+static int follow_loop(struct args *a, int fd, FILE *outf, struct follow_out *fo)
+{
+	double due = 0;
+	off_t seen = -1;
 	bool shown = false;
-	int fd;
+	struct stat st;
+	int err = 0, lerr;
+
+	while (!err && !follow_ended(fd, &lerr)) {
+		if (fstat(fd, &st) < 0)
+			st.st_size = 0;
+		if (outf && st.st_size != seen && now_s() >= due) {
+			double t0 = now_s();
+
+			seen = st.st_size;
+			err = follow_round(a, outf, fo);
+			due = now_s() + PREC_MAX(0.2, 2 * (now_s() - t0));
+		} else if (!outf && !a->quiet && isatty(2)) {
+			fprintf(stderr, "\rptdump: %s: %.1f MiB so far; waiting for the recording to end",
+				a->io.path, (double)st.st_size / (1 << 20));
+			shown = true;
+		}
+		poll(NULL, 0, 100);
+	}
+	if (shown)
+		fputs("\r\033[K", stderr);
+	return err;
+}
+
+/*
+ * --follow, before the decode: until the recording ends. Returns 0 to go on
+ * (the decode after the end then writes to a->outf), else the exit status
+ * (the error said), or -1 when the reader of the output went away.
+ */
+static int follow_wait(struct args *a, struct follow_out *fo)
+{
+	static const cookie_io_functions_t io = { .write = follow_write };
+	FILE *outf = NULL;
+	struct stat st;
+	int fd, err;
 
 	if (!strcmp(a->io.path, "-")) {
 		cli_err("--follow waits for a trace file; standard input is read to its end anyway");
@@ -1369,32 +1500,58 @@ static int follow_wait(const struct args *a)
 			close(fd);
 		return EXIT_FAIL;
 	}
-	while (flock(fd, LOCK_SH | LOCK_NB) < 0 && (errno == EWOULDBLOCK || errno == EINTR)) {
-		if (!a->quiet && isatty(2) && fstat(fd, &st) == 0) {
-			fprintf(stderr, "\rptdump: %s: %.1f MiB so far; waiting for the recording to end",
-				a->io.path, (double)st.st_size / (1 << 20));
-			shown = true;
-		}
-		poll(NULL, 0, 200);
+	if (follow_ended(fd, &err) || !follow_streams(a)) {
+		err = err ? -err : follow_loop(a, fd, NULL, fo);
+	} else {
+		outf = fopencookie(fo, "w", io);
+		err = outf ? follow_loop(a, fd, outf, fo) : -errno;
+		a->outf = outf ? outf : stdout;
+		fo->pos = 0; /* the decode after the end: one more round */
+		fo->pcrc = 0;
 	}
-	if (shown)
-		fputs("\r\033[K", stderr);
 	close(fd);
+	if (err == -EPIPE)
+		return -1;
+	if (err) {
+		cli_err("--follow: %s: %s", a->io.path, strerror(-err));
+		return EXIT_FAIL;
+	}
 	return 0;
+}
+
+/* --follow, after the decode: the rounds must have written what it did. */
+static int follow_check(struct args *a, struct follow_out *fo, int ret)
+{
+	if (a->outf == stdout)
+		return ret;
+	if (fclose(a->outf) == EOF && !ret)
+		ret = errno == EPIPE ? EXIT_OK : EXIT_FAIL;
+	a->outf = stdout;
+	if (!ret && fo->pos < fo->emitted && !fo->differs)
+		fo->differs = 1 + fo->pos; /* the decode wrote less than the rounds */
+	if (fo->differs) {
+		cli_err("--follow: the output written while the recording ran differs from the "
+			"decode of the whole file from byte %" PRIu64 " on (a bug: please report it)",
+			fo->differs - 1);
+		return EXIT_FAIL;
+	}
+	return ret;
 }
 
 int main(int argc, char **argv)
 {
 	struct args a = { 0 };
+	struct follow_out fo = { 0 };
 	struct prec_session *s = NULL;
 	uint8_t head[16];
 	int ret;
 
 	cli_prog = "ptdump";
 	signal(SIGPIPE, SIG_IGN);
+	a.outf = stdout;
 	ret = parse_args(argc, argv, &a);
 	if (!ret && a.follow)
-		ret = follow_wait(&a);
+		ret = follow_wait(&a, &fo);
 	if (!ret && !strcmp(a.io.path, "-") && a.io.kind == PREC_INPUT_AUTO)
 		ret = stdin_input(&a.io.perfdata, head, sizeof(head));
 	if (ret) {
@@ -1410,6 +1567,7 @@ int main(int argc, char **argv)
 			ret = decode(s, &a);
 		}
 	}
+	ret = follow_check(&a, &fo, ret);
 	prec_session_free(s);
 	prec_shards_free(a.shards);
 	free(a.imgs);

@@ -198,6 +198,13 @@ struct prec_decoder_ops {
 	 * event, valid until the next call (no copy for events consumed at once).
 	 */
 	int (*next_ref)(void *priv, const struct prec_tev **ev);
+	/*
+	 * Optional, for a stream whose bytes are a prefix of a recording still
+	 * being written (ptdump --follow): a time before which the events are
+	 * those a decode of the whole stream gives, and after which come all
+	 * the events that may still change; 0 when there is none yet.
+	 */
+	uint64_t (*settled)(void *priv);
 };
 
 extern const struct prec_decoder_ops prec_intel_pt_decoder;
@@ -251,6 +258,12 @@ static inline int prec_decoder_next_ref(struct prec_decoder *d, const struct pre
 		return d->ops->next_ref(d->priv, ev);
 	*ev = &d->buf;
 	return d->ops->next(d->priv, &d->buf);
+}
+
+/* ops->settled(), or 0 for a decoder without it (nothing is settled). */
+static inline uint64_t prec_decoder_settled(struct prec_decoder *d)
+{
+	return d->ops->settled ? d->ops->settled(d->priv) : 0;
 }
 
 static inline void prec_decoder_free(struct prec_decoder *d)

@@ -2412,10 +2412,68 @@ int prec_ipt_shard(struct prec_session *s, const struct prec_decoder_opts *opts,
 	return err;
 }
 
+/*
+ * The whole PSB+ (up to its PSBEND) last in data [@lo, @hi) and the one
+ * before it: *@last and *@prev (@hi for none). Returns 0 or an error.
+ */
+static int last_psbs(struct ipt *d, size_t lo, size_t hi, size_t *prev, size_t *last)
+{
+	size_t psb;
+	int err = 0;
+
+	*prev = *last = hi;
+	for (psb = psb_find(d, lo, hi, hi, &err); !err && psb < hi;
+	     psb = psb_find(d, psb + 1, hi, hi, &err)) {
+		if (psbplus_end(d, psb, hi, &err)) {
+			*prev = *last;
+			*last = psb;
+		}
+		if (err)
+			break;
+	}
+	return err;
+}
+
+/*
+ * ptdump --follow: the stream's bytes are a prefix of a stream still being
+ * written, which may end inside a packet. The decode is settled before the
+ * last whole PSB+ but one (call it P, followed by the whole PSB+ Q): the
+ * window from P to Q and Q's PSB+ are there, so everything before P comes
+ * out as from the whole stream (the same as a cut between windows, see
+ * window_cut()), and nothing after P comes before the timestamp in P's
+ * PSB+, whose time this returns (0: no such P, or no timestamps).
+ */
+static uint64_t ipt_settled(void *priv)
+{
+	struct ipt *d = priv;
+	size_t hi = d->st->len, back = PSB_SCAN, lo, prev = hi, last;
+	struct prec_stream_reader keep = d->rd;
+	uint64_t t = 0;
+	int err;
+
+	if (!prec_session_machine(d->s)->tsc || !hi)
+		return 0;
+	/* A reader of its own: the decoder's window may point into d->rd's. */
+	prec_stream_reader_init(&d->rd, d->s, d->st);
+	for (err = 0; !err;) {
+		lo = hi > back ? hi - back : 0;
+		err = last_psbs(d, lo, hi, &prev, &last);
+		if (prev < hi || !lo)
+			break;
+		back *= 4;
+	}
+	if (!err && prev < hi)
+		t = seg_first_time(d, prev, hi);
+	prec_stream_reader_fini(&d->rd);
+	d->rd = keep;
+	return t;
+}
+
 const struct prec_decoder_ops prec_intel_pt_decoder = {
 	.name = "intel_pt",
 	.open = ipt_open,
 	.next = ipt_next,
 	.next_ref = ipt_next_ref,
 	.close = ipt_close,
+	.settled = ipt_settled,
 };

@@ -1684,10 +1684,13 @@ static void report_progress(struct prec_session *s, const struct prec_fmt_ctx *f
  * Formats the events of all streams and the trigger samples by time: the
  * earliest first, among equal times a trigger first, then the stream of
  * the lowest index. The stream picked goes on without a new comparison
- * while its events stay before the bound that the others set.
+ * while its events stay before the bound that the others set. An @until
+ * other than UINT64_MAX (o->follow) stops it at the first thing that comes
+ * at that time or later (without it, a trace without timestamps, whose
+ * events all come at UINT64_MAX, is formatted whole).
  */
 static int merge_streams(struct prec_session *s, struct prec_fmt_ctx *f, struct head *h,
-			 size_t n)
+			 size_t n, uint64_t until)
 {
 	size_t i, nsb = prec_session_nr_sb(s), sbi = 0;
 	uint32_t tick = 0;
@@ -1713,13 +1716,15 @@ static int merge_streams(struct prec_session *s, struct prec_fmt_ctx *f, struct 
 				  (sb_time == h[best].ev->time && !sb_signal))) {
 			const struct prec_sb *sb = prec_session_sb(s, sbi);
 
+			if (until != UINT64_MAX && sb_time >= until)
+				return 0;
 			err = sb_signal ? prec_fmt_signal(f, sb) : prec_fmt_trigger(f, sb);
 			if (err)
 				return err;
 			sbi++;
 			continue;
 		}
-		if (best == n)
+		if (best == n || (until != UINT64_MAX && h[best].ev->time >= until))
 			return 0;
 		/* Streams before @best win ties, those after it lose them. */
 		for (i = 0; i < n; i++) {
@@ -1743,9 +1748,51 @@ static int merge_streams(struct prec_session *s, struct prec_fmt_ctx *f, struct 
 			if (!(++tick & 0xffff) && f->o.progress)
 				report_progress(s, f, h, n);
 		} while (h[best].valid && h[best].ev->time < lo_bound &&
+			 (until == UINT64_MAX || h[best].ev->time < until) &&
 			 h[best].ev->time <= hi_bound &&
 			 (sb_signal ? h[best].ev->time <= sb_time : h[best].ev->time < sb_time));
 	}
+}
+
+/* Whether @s has a stream for thread @tid (per-thread) or CPU @cpu (per-CPU). */
+static bool has_stream(struct prec_session *s, size_t n, int tid, int cpu)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		const struct prec_stream *st = prec_session_stream(s, j);
+
+		if (st->cpu >= 0 ? st->cpu == cpu : st->tid == tid)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * o->follow: the time before which the streams and the sideband are settled.
+ * A thread (per-thread streams) or a CPU (per-CPU) the sideband has seen
+ * begin with no stream of its own yet may have trace still to come from then.
+ */
+static uint64_t settled(struct prec_session *s, struct head *h, size_t n)
+{
+	uint64_t t = prec_session_sb_settled(s);
+	size_t i, nsb = prec_session_nr_sb(s);
+	bool per_cpu = n && prec_session_stream(s, 0)->cpu >= 0;
+
+	for (i = 0; i < n; i++)
+		if (h[i].d)
+			t = PREC_MIN(t, prec_decoder_settled(h[i].d));
+	for (i = 0; i < nsb; i++) {
+		const struct prec_sb *sb = prec_session_sb(s, i);
+
+		if (sb->time >= t)
+			break;
+		if (per_cpu ? sb->cpu < 0 : sb->type != PREC_SB_FORK)
+			continue;
+		if (!has_stream(s, n, sb->tid, sb->cpu))
+			t = sb->time;
+	}
+	return t;
 }
 
 int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FILE *outf)
@@ -1793,11 +1840,13 @@ int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FI
 			goto out;
 		h[i].valid = err > 0;
 	}
-	err = merge_streams(s, f, h, n);
-	if (!err)
+	err = merge_streams(s, f, h, n, o->follow ? settled(s, h, n) : UINT64_MAX);
+	if (!err && o->follow)
+		err = flush_out(f);
+	else if (!err)
 		err = prec_fmt_finish(f);
 	/* The function exists but never ran in what was decoded: say so. */
-	if (!err && o->symbol && !f->symbol_ran)
+	if (!err && !o->follow && o->symbol && !f->symbol_ran)
 		err = -PREC_E_NOMATCH;
 out:
 	for (i = 0; h && i < n; i++)

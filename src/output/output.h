@@ -125,6 +125,14 @@ struct prec_output_opts {
 	 */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/*
+	 * The input is a prefix of a recording still being written (ptdump
+	 * --follow): format only what comes before the time up to which the
+	 * decoders and the sideband are settled (prec_decoder_settled(),
+	 * prec_session_sb_settled()), which a decode of the whole recording
+	 * formats the same, and nothing that ends the run (--stats totals).
+	 */
+	bool follow;
 };
 
 /*

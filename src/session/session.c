@@ -1580,6 +1580,34 @@ size_t prec_session_sb_lower_bound(const struct prec_session *s, uint64_t t)
 	return lo;
 }
 
+/*
+ * Each ring's records come in time order, so when the file is a prefix of a
+ * recording still being written, the timeline is whole before the least,
+ * over the rings, of the last time each has given.
+ */
+uint64_t prec_session_sb_settled(const struct prec_session *s)
+{
+	int ring[64];
+	uint64_t last[64], t = UINT64_MAX;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < s->nr_sb; i++) {
+		const struct prec_sb *sb = &s->sb[i].sb;
+
+		for (j = 0; j < n && ring[j] != sb->ring_cpu; j++)
+			;
+		if (j == n) {
+			if (n == 64)
+				return 0;
+			ring[n++] = sb->ring_cpu;
+		}
+		last[j] = sb->time; /* the timeline is sorted: the last is the greatest */
+	}
+	for (j = 0; j < n; j++)
+		t = PREC_MIN(t, last[j]);
+	return t;
+}
+
 size_t prec_session_nr_streams(const struct prec_session *s)
 {
 	return s->nr_streams;

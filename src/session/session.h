@@ -373,6 +373,12 @@ size_t prec_session_nr_sb(const struct prec_session *s);
 const struct prec_sb *prec_session_sb(const struct prec_session *s, size_t i);
 /* Index of the first timeline record with time >= @t. */
 size_t prec_session_sb_lower_bound(const struct prec_session *s, uint64_t t);
+/*
+ * A file that is a prefix of a recording still being written (ptdump
+ * --follow): the time before which its timeline is whole (UINT64_MAX for
+ * no records, 0 for none known).
+ */
+uint64_t prec_session_sb_settled(const struct prec_session *s);
 
 size_t prec_session_nr_streams(const struct prec_session *s);
 const struct prec_stream *prec_session_stream(const struct prec_session *s, size_t i);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# ptdump --follow: a recording still being written is decoded once ptrec
-# ends it (ptrec holds an exclusive flock on its output file meanwhile),
+# ptdump --follow: a recording still being written (ptrec holds an
+# exclusive flock on its output file meanwhile). The views that stream write
+# what is settled while the file grows, and in the end exactly what a decode
+# after the end writes; the others decode once ptrec ends the recording,
 # whether it ends normally or is killed.
 . "$(dirname "$0")/src/paths.sh"
-model_suite "ptdump --follow" "$PROGS/loop" || { t_done; exit; }
+model_suite "ptdump --follow" "$PROGS/loop" "$PROGS/stages" || { t_done; exit; }
 
 # wait_for FILE: until ptrec has committed FILE (at most 30 s).
 wait_for() {
@@ -60,7 +62,103 @@ else
 	wait "$rec" 2>/dev/null
 fi
 
-# ---- 3. no writer, and what --follow refuses ----
+# wait_match FILE PATTERN: until FILE has a line matching PATTERN (30 s).
+wait_match() {
+	local i
+	for i in $(seq 300); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---- 3. the views stream while the file grows ----
+
+# The workload (stages) runs a stage of first_fn calls, then one of later_fn
+# for each line on its input, a fifo that only this script writes, and ends
+# at its end. So while the file holds the first stage only, the recording
+# cannot end and later_fn has not run.
+mkfifo ctl
+exec 3<>ctl
+"$PTREC" record --emulate -q -o s.data -- "$PROGS/stages" <ctl >/dev/null 2>srec.err 3>&- &
+rec=$!
+if wait_for s.data; then
+	views="call-trace branches events sideband"
+	pids=
+	for v in $views; do
+		"$PTDUMP" --follow --$v s.data >s.$v 2>s.$v.err 3>&- &
+		pids="$pids $!"
+	done
+	wait_match s.call-trace first_fn
+	t_eq "--follow --call-trace: the first stage's calls before the recording ends" \
+		0 "$?"
+	wait_match s.branches first_fn
+	t_eq "--follow --branches: the first stage's branches before the recording ends" \
+		0 "$?"
+	wait_match s.events "block 0x"
+	t_eq "--follow --events: blocks before the recording ends" 0 "$?"
+	wait_match s.sideband MMAP
+	t_eq "--follow --sideband: records before the recording ends" 0 "$?"
+	kill -0 "$rec" 2>/dev/null
+	t_eq "ptrec is still recording meanwhile" 0 "$?"
+	t_eq "nothing of the second stage before it ran" 0 "$(grep -c later_fn s.call-trace)"
+	echo >&3
+	wait_match s.call-trace later_fn
+	t_eq "--follow --call-trace: the second stage's calls as it runs" 0 "$?"
+	kill -0 "$rec" 2>/dev/null
+	t_eq "ptrec is still recording then" 0 "$?"
+	exec 3>&-
+	wait "$rec"
+	t_eq "the paced recording succeeded" 0 "$?"
+	set -- $pids
+	for v in $views; do
+		wait "$1"
+		t_eq "--follow --$v: exit status" 0 "$?"
+		shift
+		"$PTDUMP" --$v s.data >n.$v 2>n.$v.err
+		if cmp -s s.$v n.$v && cmp -s s.$v.err n.$v.err; then
+			t_pass "--follow --$v: the same bytes as a decode after the end"
+		else
+			t_fail "--follow --$v: not the same as a decode after the end" \
+				"$(cmp s.$v n.$v; diff s.$v.err n.$v.err)"
+		fi
+	done
+	t_eq "the second stage ran once" 20000 "$(grep -c later_fn n.call-trace)"
+else
+	t_fail "the paced recording did not start" "$(cat srec.err)"
+	exec 3>&-
+	wait "$rec"
+fi
+
+# ---- 4. a streamed recording that is killed ----
+
+exec 3<>ctl
+"$PTREC" record --emulate -q -o ks.data -- "$PROGS/stages" <ctl >/dev/null 2>ksrec.err 3>&- &
+rec=$!
+if wait_for ks.data; then
+	"$PTDUMP" --follow --call-ret-trace ks.data >ks.out 2>ks.err 3>&- &
+	dump=$!
+	wait_match ks.out first_fn
+	t_eq "killed: calls written while ptrec ran" 0 "$?"
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	exec 3>&-
+	for i in $(seq 300); do kill -0 "$dump" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$dump" 2>/dev/null
+	t_eq "killed: --follow goes on when ptrec is killed" 1 "$?"
+	wait "$dump"
+	t_eq "killed: exit status 0" 0 "$?"
+	"$PTDUMP" --call-ret-trace ks.data >kn.out 2>kn.err
+	t_eq "killed: the same bytes as a decode of the cut file" "" "$(cmp ks.out kn.out 2>&1)"
+	t_eq "killed: the same warnings" "$(cat kn.err)" "$(cat ks.err)"
+else
+	t_fail "the recording to kill did not start" "$(cat ksrec.err)"
+	exec 3>&-
+	kill -KILL "$rec" 2>/dev/null
+	wait "$rec" 2>/dev/null
+fi
+
+# ---- 5. no writer, and what --follow refuses ----
 
 start=$(date +%s%N)
 t_run "--follow on a finished file" 0 "$PTDUMP" --follow --stats f.data

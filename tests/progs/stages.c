@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A workload a test paces: a stage of calls to first_fn, then, for each
+ * line read from standard input (a fifo the test writes), a stage of calls
+ * to later_fn; it ends at the end of its input. Each stage makes argv[1]
+ * calls (default 20000), enough trace for a reader of the recording to see
+ * the stage before the next one begins (tests/cli/follow.sh).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+static volatile unsigned sink;
+
+__attribute__((noinline)) unsigned first_fn(unsigned x)
+{
+	return x & 1 ? 3 * x + 1 : x >> 1;
+}
+
+__attribute__((noinline)) unsigned later_fn(unsigned x)
+{
+	return x & 2 ? 5 * x + 1 : x >> 2;
+}
+
+static void stage(unsigned (*fn)(unsigned), long n)
+{
+	unsigned x = 7;
+	long i;
+
+	for (i = 0; i < n; i++)
+		x = fn(x | 1);
+	sink = x;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 20000;
+	char line[256];
+
+	stage(first_fn, n);
+	while (fgets(line, sizeof(line), stdin))
+		stage(later_fn, n);
+	printf("stages %u\n", sink);
+	return 0;
+}
