@@ -23,8 +23,8 @@ if ! "$PTDUMP" --info tp.data 2>/dev/null | grep -q 'perf.data'; then
 	t_skip "perf.data" "this ptdump does not read perf.data yet (input detection not wired)"
 	t_done; exit
 fi
-rec -o clk.data -e cpu-clock -c 10000 -- sh -c "$LOOP" >/dev/null
-rec -z -o z.data -e cpu-clock -c 10000 -- sh -c "$LOOP" >/dev/null
+rec -o clk.data -e cpu-clock -c 100000 -- sh -c "$LOOP" >/dev/null
+rec -z -o z.data -e cpu-clock -c 100000 -- sh -c "$LOOP" >/dev/null
 rec -o - -e syscalls:sys_enter_newuname -e cpu-clock -c 20000 -- sh -c "$LOOP; uname" >tp.pipe
 files="tp.data clk.data z.data tp.pipe"
 # perf record --threads writes a directory (data + data.N)

@@ -58,7 +58,9 @@ static void need_perf(void)
 /*
  * Runs `perf record ARGS` into DIR/NAME; skips the case if perf cannot
  * record here. Tests running beside this one may make tracefs unreadable for
- * a moment: a failure is tried again twice.
+ * a moment: a failure is tried again twice. perf 6.1 once stayed in poll()
+ * after its workload had ended (-z, on a loaded machine) for minutes: a
+ * recording that takes over two minutes is stopped and counts as a failure.
  */
 static const char *record(const char *name, const char *args)
 {
@@ -70,7 +72,7 @@ static const char *record(const char *name, const char *args)
 
 	need_perf();
 	snprintf(p, 512, "%s/%s", t_tmpdir(), name);
-	snprintf(cmd, sizeof(cmd), "cd %s && perf record -q -N %s %s 2>%s/record.err",
+	snprintf(cmd, sizeof(cmd), "cd %s && timeout -k 10 120 perf record -q -N %s %s 2>%s/record.err",
 		 t_tmpdir(), args, strchr(args, '>') ? "" : ">/dev/null", t_tmpdir());
 	for (int attempt = 0; attempt < 3; attempt++) {
 		if (system(cmd) == 0)
@@ -525,7 +527,7 @@ static void tracepoints_file(void)
 
 static void cpu_clock_file(void)
 {
-	const char *p = record("clk.data", "-o clk.data -e cpu-clock -c 10000 -- " LOOP_CMD);
+	const char *p = record("clk.data", "-o clk.data -e cpu-clock -c 100000 -- " LOOP_CMD);
 	struct prec_perfdata_report rep;
 	struct prec_session *s;
 
@@ -619,8 +621,8 @@ static void pipe_from_stdin(void)
 
 static void compressed_file(void)
 {
-	const char *p = record("z.data", "-z -o z.data -e cpu-clock -c 10000 -- " LOOP_CMD);
-	const char *q = record("z.pipe", "-z -o - -e cpu-clock -c 10000 -- " LOOP_CMD " > z.pipe");
+	const char *p = record("z.data", "-z -o z.data -e cpu-clock -c 100000 -- " LOOP_CMD);
+	const char *q = record("z.pipe", "-z -o - -e cpu-clock -c 100000 -- " LOOP_CMD " > z.pipe");
 	struct prec_perfdata_report rep;
 	struct prec_session *s;
 
@@ -2123,7 +2125,7 @@ static void corrupted_pipe_records(void)
 /* zstd garbage and a COMPRESSED2 whose data_size lies. */
 static void corrupted_compressed(void)
 {
-	const char *p = record("z.data", "-z -o z.data -e cpu-clock -c 10000 -- " LOOP_CMD);
+	const char *p = record("z.data", "-z -o z.data -e cpu-clock -c 100000 -- " LOOP_CMD);
 	size_t len, off, end;
 	uint8_t *b = slurp(p, &len);
 	struct perf_file_header *h = (void *)b;
@@ -2281,7 +2283,7 @@ static void not_perfdata_inputs(void)
 /* perf died before finishing the header (data size 0): the records up to EOF load. */
 static void unfinished_header(void)
 {
-	const char *p = record("clk.data", "-o clk.data -e cpu-clock -c 10000 -- " LOOP_CMD);
+	const char *p = record("clk.data", "-o clk.data -e cpu-clock -c 100000 -- " LOOP_CMD);
 	size_t len, n_full = 0, n_cut = 0;
 	uint8_t *b = slurp(p, &len);
 	struct perf_file_header *h = (void *)b;
