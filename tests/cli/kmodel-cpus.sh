@@ -74,6 +74,25 @@ print("threads %d calls %d" % (len(want), sum(len(exp[t]) for t in want)))
 EOF
 }
 
+# recorded WHAT NAME NCPU STATUS RECORD-ARGS...: records NAME (rec), checks
+# that it decodes without errors and that every thread decodes to its whole
+# truth. Fails when there is nothing to check further.
+recorded() {
+	local what=$1 name=$2 res
+	shift 2
+	if rec "$name" "$@" && [ ! -s "$name.got.err" ]; then
+		t_pass "$what: records and decodes without errors"
+	else
+		t_fail "$what: records and decodes" "$(head -n 3 "$name.err" "$name.got.err" "$name.dt.err" 2>/dev/null)"
+		return 1
+	fi
+	if res=$(per_thread "$name"); then
+		t_pass "$what: every thread decodes to its whole truth ($res)"
+	else
+		t_fail "$what: every thread decodes to its whole truth" "$res"
+	fi
+}
+
 # sched NAME NCPUS: the threads in the order they were created (the workload's
 # first thread, then each FORK's) and the CPU each was given, "tid cpu" lines.
 sched() {
@@ -182,17 +201,7 @@ waits_right() {
 for run in "th2 2 0 threads 300" "th3 3 0 threads 300" "fk3 3 3 forkexec 200" \
 	"pp2 2 0 pingpong 20" "pp3 3 0 pingpong 20"; do
 	read -r name ncpu status prog arg <<<"$run"
-	if rec "$name" "$ncpu" "$status" -- "$PROGS/$prog" "$arg" && [ ! -s "$name.got.err" ]; then
-		t_pass "$prog on $ncpu CPUs: records and decodes without errors"
-	else
-		t_fail "$prog on $ncpu CPUs: records and decodes" "$(head -n 3 "$name.err" "$name.got.err" "$name.dt.err" 2>/dev/null)"
-		continue
-	fi
-	if res=$(per_thread "$name"); then
-		t_pass "$prog on $ncpu CPUs: every thread decodes to its whole truth ($res)"
-	else
-		t_fail "$prog on $ncpu CPUs: every thread decodes to its whole truth" "$res"
-	fi
+	recorded "$prog on $ncpu CPUs" "$name" "$ncpu" "$status" -- "$PROGS/$prog" "$arg" || continue
 	if res=$(cpus_right "$name" "$ncpu"); then
 		t_pass "$prog on $ncpu CPUs: $res records on the CPU their thread was given ($(awk '{ print $2 }' "$name.sched" | sort | uniq -c | awk '{ printf "%s%d on CPU %d", s, $1, $2; s = ", " }'))"
 	else
@@ -273,18 +282,8 @@ for run in "sl1 1 3 30" "sl2 2 4 10" "sa2 2 4 10 -a"; do
 	read -r name ncpu nt least opt <<<"$run"
 	what="spin's $nt workers on $ncpu CPUs ${opt:+($opt) }with a slice"
 	# shellcheck disable=SC2086
-	if rec "$name" "$ncpu" 0 --emulate-slice 100000 $opt -- "$PROGS/spin" "$nt" 200 &&
-		[ ! -s "$name.got.err" ]; then
-		t_pass "$what: records and decodes without errors"
-	else
-		t_fail "$what: records and decodes" "$(head -n 3 "$name.err" "$name.got.err" "$name.dt.err" 2>/dev/null)"
+	recorded "$what" "$name" "$ncpu" 0 --emulate-slice 100000 $opt -- "$PROGS/spin" "$nt" 200 ||
 		continue
-	fi
-	if res=$(per_thread "$name"); then
-		t_pass "$what: every thread decodes to its whole truth ($res)"
-	else
-		t_fail "$what: every thread decodes to its whole truth" "$res"
-	fi
 	if res=$(switches "$name" "$ncpu" 2>&1); then
 		t_pass "$what: switches consistent per CPU ($res)"
 	else
@@ -310,12 +309,7 @@ fi
 
 # ---- -a: CPU-wide events, PERF_RECORD_SWITCH_CPU_WIDE ----
 
-if rec all3 3 0 -a -- "$PROGS/threads" 300 && [ ! -s all3.got.err ]; then
-	if res=$(per_thread all3); then
-		t_pass "-a on 3 CPUs: every thread decodes to its whole truth ($res)"
-	else
-		t_fail "-a on 3 CPUs: every thread decodes to its whole truth" "$res"
-	fi
+if recorded "-a on 3 CPUs" all3 3 0 -a -- "$PROGS/threads" 300; then
 	nw=$(grep -c ' SWITCH .* \(next\|prev\) ' all3.sb)
 	ni=$(grep -c ' 0/0 .* SWITCH ' all3.sb)
 	if res=$(switches all3 3 2>&1) && [ "$nw" = "$(grep -c ' SWITCH ' all3.sb)" ] && [ "$ni" -gt 0 ]; then
@@ -324,20 +318,13 @@ if rec all3 3 0 -a -- "$PROGS/threads" 300 && [ ! -s all3.got.err ]; then
 		t_fail "-a on 3 CPUs: SWITCH_CPU_WIDE consistent" "$res; with next/prev $nw; of idle $ni"
 	fi
 	t_match "-a on 3 CPUs: the file says 3 CPUs" ', 3 CPUs,' "$("$PTDUMP" --info all3.data)"
-else
-	t_fail "-a on 3 CPUs: records and decodes" "$(head -n 3 all3.err all3.got.err 2>/dev/null)"
 fi
 
 # Threads that sleep: a CPU whose thread waits runs the idle task, or a
 # runnable thread of that CPU (one back from its wait too); SWITCH_CPU_WIDE
 # names it.
-if rec pa2 2 0 -a -- "$PROGS/pingpong" 20 && [ ! -s pa2.got.err ]; then
+if recorded "-a, pingpong on 2 CPUs" pa2 2 0 -a -- "$PROGS/pingpong" 20; then
 	sched pa2 2 >pa2.sched
-	if res=$(per_thread pa2); then
-		t_pass "-a, pingpong on 2 CPUs: every thread decodes to its whole truth ($res)"
-	else
-		t_fail "-a, pingpong on 2 CPUs: every thread decodes to its whole truth" "$res"
-	fi
 	w=
 	if res=$(switches pa2 2 2>&1) && w=$(waits_right pa2 20); then
 		t_pass "-a, pingpong on 2 CPUs: SWITCH_CPU_WIDE consistent, out without PREEMPT at each wait ($res; tid:outs $w)"
@@ -353,8 +340,6 @@ if rec pa2 2 0 -a -- "$PROGS/pingpong" 20 && [ ! -s pa2.got.err ]; then
 	else
 		t_fail "-a, pingpong on 2 CPUs: waits leave CPUs idle" "$ni to idle, $nt to a thread, $no outs of idle"
 	fi
-else
-	t_fail "-a, pingpong on 2 CPUs: records and decodes" "$(head -n 3 pa2.err pa2.got.err 2>/dev/null)"
 fi
 
 # ---- -C: the listed CPUs' threads, the side-band of every CPU ----

@@ -752,6 +752,27 @@ static void switch_text(const void *base, long page, char *out, size_t size)
 }
 
 /*
+ * Opens an enabled context-switch dummy event (TID and TIME samples, ids
+ * on every record) on the task of model kernel @k and maps its 8-page ring
+ * at *@base. Returns its fd, or -1 (any fd opened is left to the model).
+ */
+static int open_switch_ring(const struct prec_kernel *k, long page, void **base)
+{
+	struct prec_attr a;
+	int fd;
+
+	make_attr(&a, E_DUMMY, 0);
+	a.context_switch = 1;
+	a.sample_id_all = 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	fd = k->open(k->ctx, &a, -1, 0, -1, 0);
+	if (fd < 0 || k->mmap(k->ctx, fd, (size_t)page * 9, 0, PROT_READ | PROT_WRITE, base) ||
+	    k->ioctl(k->ctx, fd, PERF_EVENT_IOC_ENABLE, 0))
+		return -1;
+	return fd;
+}
+
+/*
  * The scheduler with threads that sleep: threads 100 and 102 share CPU 0
  * (101 has CPU 1). A thread that waits leaves its CPU without PREEMPT, to
  * the runnable thread preempted first, else to the idle task; one that
@@ -764,7 +785,6 @@ static void sched_waits(void)
 	struct prec_kmodel *m = prec_kmodel_new(2);
 	struct prec_emu_config pt = { 0 };
 	struct prec_kmodel_emu cfg = { .aux_type = AUX_TYPE, .pt = &pt };
-	struct prec_attr a;
 	const struct prec_kernel *k;
 	long page = sysconf(_SC_PAGESIZE);
 	void *base = NULL;
@@ -776,14 +796,8 @@ static void sched_waits(void)
 		return;
 	}
 	k = prec_kmodel_kernel(m);
-	make_attr(&a, E_DUMMY, 0);
-	a.context_switch = 1;
-	a.sample_id_all = 1;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-	fd = k->open(k->ctx, &a, -1, 0, -1, 0);
-	if (T_OK(fd >= 0) &&
-	    T_OK(!k->mmap(k->ctx, fd, (size_t)page * 9, 0, PROT_READ | PROT_WRITE, &base)) &&
-	    T_OK(!k->ioctl(k->ctx, fd, PERF_EVENT_IOC_ENABLE, 0))) {
+	fd = open_switch_ring(k, page, &base);
+	if (T_OK(fd >= 0)) {
 #define W PREC_EMU_WOKEN, EMU_SLOT_PRIVATE
 #define S PREC_EMU_SLEEP, EMU_SLOT_PRIVATE
 		T_EQ_INT(prec_kmodel_emu_sched(m, 100, 100, 10, W), 0);
@@ -914,7 +928,6 @@ static void sched_slice(void)
 	struct prec_emu_config pt = { 0 };
 	struct prec_kmodel_emu cfg = { .aux_type = AUX_TYPE, .pt = &pt, .slice = 100 };
 	struct emu_shm *h = calloc(1, EMU_SHM_HDR);
-	struct prec_attr a;
 	const struct prec_kernel *k = NULL;
 	long page = sysconf(_SC_PAGESIZE);
 	void *base = NULL;
@@ -927,14 +940,8 @@ static void sched_slice(void)
 	T_EQ_INT((int)h->sched_on, 1);
 	T_EQ_INT((int)h->slice, 100);
 	k = prec_kmodel_kernel(m);
-	make_attr(&a, E_DUMMY, 0);
-	a.context_switch = 1;
-	a.sample_id_all = 1;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-	fd = k->open(k->ctx, &a, -1, 0, -1, 0);
-	if (!T_OK(fd >= 0) ||
-	    !T_OK(!k->mmap(k->ctx, fd, (size_t)page * 9, 0, PROT_READ | PROT_WRITE, &base)) ||
-	    !T_OK(!k->ioctl(k->ctx, fd, PERF_EVENT_IOC_ENABLE, 0)))
+	fd = open_switch_ring(k, page, &base);
+	if (!T_OK(fd >= 0))
 		goto out;
 	T_EQ_INT(ask(m, h, 100, 10, PREC_EMU_READY), 0);  /* idle CPU: runs */
 	T_EQ_INT((int)h->run[0], 1);
