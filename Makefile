@@ -15,6 +15,8 @@
 #                     cleanly elsewhere
 #   make deps-system  the whole-system software tracer's packages (qemu-system-x86, a kernel)
 #   make check-system its tests (tests/system/: each boots a guest under TCG)
+#   make fuzz-smoke   every fuzz target under libFuzzer for 60 s (make fuzz: longer)
+#   make fuzz-afl     the same targets built and run by afl++
 #
 # Sources are picked up by wildcard: src/*/*.c and decoders/*.c form libprec.a,
 # cmd/ptrec*.c make ptrec, cmd/ptdump*.c make ptdump, emulate/*.c make the QEMU
@@ -46,6 +48,14 @@ B        ?= build/fuzz
 CC       := clang
 SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
+CPPFLAGS += -DPREC_FUZZING
+OPT      ?= -O1
+else ifeq ($(SANITIZE),afl)
+# afl++ builds of the same fuzz targets (make fuzz-afl): afl-clang-fast's
+# instrumentation, ASan + UBSan, its libFuzzer driver (-fsanitize=fuzzer).
+B        ?= build/afl
+CC       := afl-clang-fast
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 CPPFLAGS += -DPREC_FUZZING
 OPT      ?= -O1
 else
@@ -216,7 +226,7 @@ $(B)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/fuzz.c tests/fuzz/replay.c tests/f
 
 $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.c tests/fuzz/fuzz.h $(B)/libprec.a
 	@mkdir -p $(dir $@)
-	@echo "  CC      $< (libFuzzer)"
+	@echo "  CC      $< (libFuzzer driver: $(CC))"
 	$(Q)$(CC) $(CPPFLAGS) -Itests/fuzz $(CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< \
 		tests/fuzz/fuzz.c $(B)/libprec.a $(LDLIBS)
 
@@ -240,6 +250,13 @@ fuzz-smoke: deps
 fuzz: deps
 	$(Q)$(MAKE) --no-print-directory SANITIZE=fuzz fuzz-bins
 	$(Q)B=build/fuzz tests/fuzz/run.sh long $(if $(SECONDS),$(SECONDS),600) $(TARGET)
+
+# The same targets built and run by afl++ (Debian's afl++): make fuzz-afl
+# TARGET=fuzz_x SECONDS=N (default every target for 60 s); findings in
+# build/afl/out/TARGET/default/crashes. Ends with "N passed, N failed".
+fuzz-afl: deps
+	$(Q)$(MAKE) --no-print-directory SANITIZE=afl fuzz-bins
+	$(Q)B=build/afl tests/fuzz/run-afl.sh $(if $(SECONDS),$(SECONDS),60) $(TARGET)
 
 check-hw: deps
 	$(Q)$(MAKE) --no-print-directory all $(PROG_BIN)
@@ -301,7 +318,7 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all tests bench check check-hw check-system deps-system demo deps install uninstall clean fuzz fuzz-smoke fuzz-bins \
+.PHONY: all tests bench check check-hw check-system deps-system demo deps install uninstall clean fuzz fuzz-smoke fuzz-afl fuzz-bins \
 	cross-arm64 arm64-unit-tests check-arm64
 .DELETE_ON_ERROR:
 .SECONDARY:
