@@ -82,7 +82,8 @@
  * records once a child was made (the copy's or the parent's, as the two
  * swapped contexts or not), MMAP records of memory this process maps for
  * itself (the side-band events are enabled after the rings are mapped and
- * the record lists reserved) and of an exec'd program's loading (the
+ * the record lists reserved; anonymous maps made while a case runs, as a
+ * sanitizer build's allocator makes, are left out of the kernel's side) and of an exec'd program's loading (the
  * child's events ask for none), build ids (attr.build_id is not set), the
  * records of other processes a CPU event sees (a ring with a CPU event is
  * compared only with PERF_SAMPLE_TID, their samples left out, and not when
@@ -1474,6 +1475,21 @@ static bool timed_switch(struct rlist *l, const struct perf_event_header *h)
 }
 
 /* Reads the records of mapping @j from where the last read stopped to data_head. */
+/*
+ * An MMAP or MMAP2 of anonymous memory ("//anon"): the allocator's own (a
+ * sanitizer build's allocator maps memory while a case runs). The cases map
+ * only files, so such a record is never one of theirs.
+ */
+static bool own_anon_map(const uint8_t *rec)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	size_t name = h->type == PERF_RECORD_MMAP2 ? 72 : 40;
+
+	if ((h->type != PERF_RECORD_MMAP && h->type != PERF_RECORD_MMAP2) || h->size <= name + 6)
+		return false;
+	return !strncmp((const char *)rec + name, "//anon", 7);
+}
+
 static void read_ring(struct side *sd, const struct kcase *c, int j, int occ)
 {
 	static uint8_t rec[65536];
@@ -1497,7 +1513,7 @@ static void read_ring(struct side *sd, const struct kcase *c, int j, int occ)
 		}
 		ring_copy(data, size, l->pos, rec, h.size);
 		l->pos += h.size;
-		if (timed_switch(l, &h))
+		if (timed_switch(l, &h) || own_anon_map(rec))
 			continue;
 		rec_text(sd, c, rec, text, sizeof(text));
 		if (!text[0])
