@@ -527,7 +527,7 @@ static void tracepoints_file(void)
 
 static void cpu_clock_file(void)
 {
-	const char *p = record("clk.data", "-o clk.data -e cpu-clock -c 100000 -- " LOOP_CMD);
+	const char *p = record("clk.data", "-o clk.data -e cpu-clock -c 20000 -- " LOOP_CMD);
 	struct prec_perfdata_report rep;
 	struct prec_session *s;
 
@@ -621,8 +621,8 @@ static void pipe_from_stdin(void)
 
 static void compressed_file(void)
 {
-	const char *p = record("z.data", "-z -o z.data -e cpu-clock -c 100000 -- " LOOP_CMD);
-	const char *q = record("z.pipe", "-z -o - -e cpu-clock -c 100000 -- " LOOP_CMD " > z.pipe");
+	const char *p = record("z.data", "-z -o z.data -e cpu-clock -c 20000 -- " LOOP_CMD);
+	const char *q = record("z.pipe", "-z -o - -e cpu-clock -c 20000 -- " LOOP_CMD " > z.pipe");
 	struct prec_perfdata_report rep;
 	struct prec_session *s;
 
@@ -2125,7 +2125,7 @@ static void corrupted_pipe_records(void)
 /* zstd garbage and a COMPRESSED2 whose data_size lies. */
 static void corrupted_compressed(void)
 {
-	const char *p = record("z.data", "-z -o z.data -e cpu-clock -c 100000 -- " LOOP_CMD);
+	const char *p = record("z.data", "-z -o z.data -e cpu-clock -c 20000 -- " LOOP_CMD);
 	size_t len, off, end;
 	uint8_t *b = slurp(p, &len);
 	struct perf_file_header *h = (void *)b;
@@ -2283,7 +2283,7 @@ static void not_perfdata_inputs(void)
 /* perf died before finishing the header (data size 0): the records up to EOF load. */
 static void unfinished_header(void)
 {
-	const char *p = record("clk.data", "-o clk.data -e cpu-clock -c 100000 -- " LOOP_CMD);
+	const char *p = record("clk.data", "-o clk.data -e cpu-clock -c 20000 -- " LOOP_CMD);
 	size_t len, n_full = 0, n_cut = 0;
 	uint8_t *b = slurp(p, &len);
 	struct perf_file_header *h = (void *)b;
