@@ -138,7 +138,12 @@ reported=$(sed -n 's/.*warning: \([0-9]*\) sideband records\{0,1\} lost.*/\1/p' 
 # Records lost at the very end have no LOST record after them: the recorder
 # counts them from the kernel's PERF_FORMAT_LOST counts and says so.
 at_end=$(sed -n 's/.*lost (\([0-9]*\) at the end.*/\1/p' small.err)
-if [ "$lost_sum" -gt 0 ] && [ "$(( lost_sum + ${at_end:-0} ))" = "${reported:-x}" ]; then
+if [ "$lost_sum" = 0 ] && [ -z "$reported" ] && grep -q 'was throttled' small.err; then
+	# Throttled, the counter's samples came slowly enough for the drain (one
+	# run of CI's, on a loaded machine): no loss to compare.
+	t_skip "full data ring: the LOST records and the report agree" \
+		"the counter was throttled and the one-page ring kept up: $(grep -o 'was throttled [0-9]* time' small.err)"
+elif [ "$lost_sum" -gt 0 ] && [ "$(( lost_sum + ${at_end:-0} ))" = "${reported:-x}" ]; then
 	t_pass "full data ring: $lost_sum records lost in LOST records, ${at_end:-0} at the end; the report agrees"
 else
 	t_fail "full data ring: the LOST records and the report agree" "LOST records: $lost_sum; report: $(cat small.err)"
