@@ -375,16 +375,22 @@ static void program_row(const char *prog, const char *arg, enum prec_snap_format
 	job_free(&j);
 }
 
+/*
+ * The minimums are sanity bounds. Most of a short program's instructions
+ * are the dynamic loader's and libc's start-up, which depend on the
+ * environment: with an empty one, longjmp 12 ran about 8,400 and execs
+ * about 24,000 (against over 20,000 and 40,000 in a login shell's).
+ */
 static void programs_decode_to_truth(void)
 {
 	need_tools();
 	program_row("calls", "3", PREC_SNAP_FORMATTED, 1, 20000);
-	program_row("longjmp", "12", PREC_SNAP_FORMATTED, 1, 20000);
+	program_row("longjmp", "12", PREC_SNAP_FORMATTED, 1, 5000);
 	program_row("threads", NULL, PREC_SNAP_FORMATTED, 5, 100000);
 	program_row("threads", NULL, PREC_SNAP_SOURCE_DATA, 5, 100000);
 	program_row("signals", NULL, PREC_SNAP_FORMATTED, 1, 20000);
 	program_row("forks", NULL, PREC_SNAP_FORMATTED, 2, 20000);
-	program_row("execs", NULL, PREC_SNAP_FORMATTED, 1, 40000);
+	program_row("execs", NULL, PREC_SNAP_FORMATTED, 1, 15000);
 }
 
 /* What the recorder gets through the callbacks (seen through the tee). */
