@@ -9,6 +9,7 @@
 #include <errno.h>
 
 #include "decoders/decoder.h"
+#include "decoders/shard.h"
 
 static int none_open(struct prec_session *s, const struct prec_stream *stream,
 		     const struct prec_decoder_opts *opts, void **priv)
@@ -32,3 +33,10 @@ const struct prec_decoder_ops prec_intel_pt_decoder = {
 	.next = none_next,
 	.close = none_close,
 };
+
+/* --shard decodes Intel PT parts: there are none to decode without libipt. */
+int prec_ipt_shard(struct prec_session *s, const struct prec_decoder_opts *opts,
+		   const struct prec_shard_plan *plan, uint32_t k, struct prec_shard_out *o)
+{
+	return -ENOSYS;
+}
