@@ -419,24 +419,23 @@ fi
 
 # ---- bad input ----
 
-for bad in 0 65 x -1 ""; do
-	"$PTREC" record --emulate --emulate-cpus "$bad" -o bad.data -- "$PROGS/threads" 1 >bad.out 2>bad.err
-	rc=$?
-	if [ "$rc" = 2 ] && grep -q 'emulate-cpus takes a number of CPUs from 1 to 64' bad.err; then
-		t_pass "--emulate-cpus '$bad': a usage error"
-	else
-		t_fail "--emulate-cpus '$bad': a usage error" "status $rc: $(cat bad.err)"
-	fi
-done
-for bad in 999 1000000000001 x -5 ""; do
-	"$PTREC" record --emulate --emulate-slice "$bad" -o bad.data -- "$PROGS/threads" 1 >bad.out 2>bad.err
-	rc=$?
-	if [ "$rc" = 2 ] && grep -q 'emulate-slice takes a number of instructions from 1000 to 1000000000000' bad.err; then
-		t_pass "--emulate-slice '$bad': a usage error"
-	else
-		t_fail "--emulate-slice '$bad': a usage error" "status $rc: $(cat bad.err)"
-	fi
-done
+# bad_values OPTION MESSAGE VALUE...: each VALUE of OPTION is a usage error saying MESSAGE.
+bad_values() {
+	local opt=$1 msg=$2 bad rc
+	shift 2
+	for bad in "$@"; do
+		"$PTREC" record --emulate "$opt" "$bad" -o bad.data -- "$PROGS/threads" 1 >bad.out 2>bad.err
+		rc=$?
+		if [ "$rc" = 2 ] && grep -q -- "$msg" bad.err; then
+			t_pass "$opt '$bad': a usage error"
+		else
+			t_fail "$opt '$bad': a usage error" "status $rc: $(cat bad.err)"
+		fi
+	done
+}
+bad_values --emulate-cpus 'emulate-cpus takes a number of CPUs from 1 to 64' 0 65 x -1 ""
+bad_values --emulate-slice 'emulate-slice takes a number of instructions from 1000 to 1000000000000' \
+	999 1000000000001 x -5 ""
 "$PTREC" record --emulate-slice 5000 -o bad.data -- true >bad.out 2>bad.err
 t_eq "--emulate-slice without --emulate: a usage error" 2 "$?"
 "$PTREC" record --emulate-cpus 2 -o bad.data -- true >bad.out 2>bad.err
