@@ -150,7 +150,7 @@ rf=$(ptrec_samples faults.ptrec | per_thread | awk '{ print $2 }')
 t_match "faults/period=100: perf takes about faults/100 samples" '^(1[89]|2[0-9])$' "$pf"
 t_eq "faults/period=100: ptrec takes as many as perf (within 2)" 1 \
 	"$(awk -v a="${pf:-0}" -v b="${rf:-0}" 'BEGIN { d = a - b; print (d <= 2 && d >= -2) }')"
-rec nodefault -e page-faults -e task-clock -- -e page-faults -e task-clock -- "$PROG" -g 0 -W 0 -P 2000 -s 0.3
+rec nodefault -e page-faults -e task-clock -- -e page-faults -e task-clock -- "$PROG" -g 0 -W 0 -P 2000 -g 300000
 for ev in page-faults task-clock; do
 	n=$(ptrec_samples nodefault.ptrec | awk -v e="$ev" '$3 ~ e' | wc -l)
 	m=$(perf_samples nodefault.perf | awk -v e="$ev" '$3 ~ e' | wc -l)
@@ -160,7 +160,7 @@ done
 rec count -c 50 -e page-faults -- -c 50 -e page-faults -- "$PROG" -g 0 -W 0 -P 1000
 pc=$(perf_samples count.perf | wc -l) rc=$(ptrec_samples count.ptrec | wc -l)
 t_eq "-c 50: as many samples as perf (within 2)" 1 "$(awk -v a="$pc" -v b="$rc" 'BEGIN { d = a - b; print (d <= 2 && d >= -2 && a > 0) }')"
-rec freq -F 500 -e task-clock -- -F 500 -e task-clock -- "$PROG" -g 0 -s 0.4
+rec freq -F 500 -e task-clock -- -F 500 -e task-clock -- "$PROG" -g 300000 -W 0
 t_match "-F 500: ptrec samples task-clock" '^[1-9]' "$(ptrec_samples freq.ptrec | wc -l)"
 
 # 16-17: uprobes and uretprobes (perf 6.1: perf probe events).
