@@ -516,8 +516,12 @@ static void prefix(struct prec_fmt_ctx *f, int tid, int cpu, uint64_t time)
 
 static void flags_col(struct prec_fmt_ctx *f, const char *name)
 {
-	if (f->o.fmt == PREC_FMT_CALL_RET_TRACE)
-		out(f, "  %-21s ", name);
+	/* "  %-21s " */
+	if (f->o.fmt == PREC_FMT_CALL_RET_TRACE) {
+		put(f, "  ", 2);
+		put_pad(f, name, strlen(name), 21, true);
+		put(f, " ", 1);
+	}
 }
 
 /*
@@ -531,9 +535,26 @@ static void flags_col(struct prec_fmt_ctx *f, const char *name)
 
 static int indent(struct prec_fmt_ctx *f, uint32_t depth)
 {
-	if (depth <= INDENT_MAX)
-		return out(f, "%*s", (int)depth * 4, "");
-	return out(f, "%*s[+%u] ", INDENT_MAX * 4, "", depth - INDENT_MAX);
+	char b[16], *e = b + sizeof(b), *p = e;
+	uint32_t beyond;
+
+	/* "%*s" of depth * 4 columns, or "%*s[+%u] " past INDENT_MAX */
+	if (depth <= INDENT_MAX) {
+		put_spaces(f, (size_t)depth * 4);
+		return (int)depth * 4;
+	}
+	put_spaces(f, INDENT_MAX * 4);
+	beyond = depth - INDENT_MAX;
+	*--p = ' ';
+	*--p = ']';
+	do {
+		*--p = (char)('0' + beyond % 10);
+		beyond /= 10;
+	} while (beyond);
+	*--p = '+';
+	*--p = '[';
+	put(f, p, (size_t)(e - p));
+	return INDENT_MAX * 4 + (int)(e - p);
 }
 
 /*
@@ -545,15 +566,28 @@ static int dso_name_col(struct prec_fmt_ctx *f, const char *dso, uint32_t depth,
 			const struct prec_loc *loc, uint64_t addr, const char *text)
 {
 	const char *name = text ? text : loc->sym ? loc->sym->name : NULL;
+	const char *d = dso ? dso : "[unknown]";
 	char buf[256];
+	size_t n;
+	int w;
 
-	out(f, "(%-*.*s)\t", DSO_PAD, DSO_PAD - 1, dso ? dso : "[unknown]");
+	/* "(%-*.*s)\t" with DSO_PAD, DSO_PAD - 1 */
+	put(f, "(", 1);
+	put_pad(f, d, strnlen(d, DSO_PAD - 1), DSO_PAD, true);
+	put(f, ")\t", 2);
 	if (!name && prec_loc_objoff(loc, buf, sizeof(buf)))
 		name = buf;
-	if (name)
-		return indent(f, depth) + out(f, "%s", name);
-	if (addr)
-		return indent(f, depth) + out(f, "%16" PRIx64, addr);
+	if (name) {
+		w = indent(f, depth);
+		n = strlen(name);
+		put(f, name, n);
+		return w + (int)n;
+	}
+	if (addr) {
+		w = indent(f, depth);
+		put_hex(f, addr, 16);
+		return w + 16;
+	}
 	return 0;
 }
 
