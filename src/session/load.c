@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/aux_cache.h"
 #include "session/cs_meta.h"
 #include "session/load.h"
 #include "base/array.h"
@@ -294,23 +295,6 @@ static int add_image_piece(struct prec_session *s, struct pending **pend, size_t
 	return p->have == p->img.size ? pending_complete(s, p) : 0;
 }
 
-/* The session's source of AUX bytes left in the file: chunks by file offset. */
-static int aux_fetch(void *ctx, uint64_t src, void **scratch, const void **p, size_t *n)
-{
-	if (!*scratch) {
-		*scratch = calloc(1, sizeof(struct prec_tfile_pbuf));
-		if (!*scratch)
-			return -ENOMEM;
-	}
-	return prec_tfile_payload_at(ctx, src, *scratch, p, n);
-}
-
-static void aux_release(void *scratch)
-{
-	prec_tfile_pbuf_fini(scratch);
-	free(scratch);
-}
-
 int prec_load_session(struct prec_session *s, struct prec_tfile_reader *r,
 		      struct prec_load_report *rep)
 {
@@ -325,11 +309,8 @@ int prec_load_session(struct prec_session *s, struct prec_tfile_reader *r,
 
 	rep->file_flags = prec_tfile_file_header(r)->flags;
 	rep->loading = s;
-	if (rep->aux_by_ref) {
-		struct prec_aux_source src = { aux_fetch, aux_release, r };
-
-		prec_session_set_aux_source(s, &src);
-	}
+	if (rep->aux_by_ref && prec_aux_cache_attach(s, r))
+		return -ENOMEM;
 	err = prec_tfile_read_machine(r, &fm);
 	if (err)
 		goto out;

@@ -118,6 +118,8 @@ void prec_session_free(struct prec_session *s)
 		s->trace_meta_free(s->trace_meta);
 	if (s->imgs_free)
 		s->imgs_free(s->imgs);
+	if (s->aux_src.fini)
+		s->aux_src.fini(s->aux_src.ctx);
 	for (i = 0; i < s->nr_events; i++)
 		free(s->events[i].name);
 	free(s->events);
@@ -901,6 +903,8 @@ int prec_session_add_aux_ref(struct prec_session *s, int cpu, int tid, uint64_t 
 
 void prec_session_set_aux_source(struct prec_session *s, const struct prec_aux_source *src)
 {
+	if (s->aux_src.fini)
+		s->aux_src.fini(s->aux_src.ctx);
 	s->aux_src = *src;
 }
 

@@ -290,6 +290,7 @@ struct prec_aux_source {
 	int (*fetch)(void *ctx, uint64_t src, void **scratch, const void **p, size_t *n);
 	void (*release)(void *scratch);
 	void *ctx;                /* must outlive the session's readers */
+	void (*fini)(void *ctx);  /* if set, frees @ctx with the session (or a new source) */
 };
 void prec_session_set_aux_source(struct prec_session *s, const struct prec_aux_source *src);
 

@@ -516,7 +516,7 @@ static void aux_refs(void)
 {
 	struct prec_session *s = prec_session_new(), *c = prec_session_new();
 	struct src_pieces sp = { 0 };
-	struct prec_aux_source src = { src_fetch, free, &sp };
+	struct prec_aux_source src = { src_fetch, free, &sp, NULL };
 	static const size_t off[] = { 1000, 1010, 1015, 1000, 1125, 1137 };
 	static const size_t at[] = { 0, 10, 15, 0, 30, 40 }, len[] = { 10, 10, 10, 25, 5, 2 };
 	const struct prec_stream *st, *cs;
