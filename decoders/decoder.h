@@ -44,6 +44,7 @@ enum prec_tev_type {
 	PREC_TEV_SWITCH,          /* a per-CPU stream moved to another thread */
 	PREC_TEV_TIME,            /* a timing update with no other event */
 	PREC_TEV_HW,              /* a processor event the trace reports (u.hw) */
+	PREC_TEV_COUNTS,          /* blocks and branches, counted only (u.counts) */
 };
 
 /* PREC_TEV_HW kinds: packets that carry no control flow of their own. */
@@ -152,6 +153,17 @@ struct prec_tev {
 			uint64_t val;
 			uint32_t a, b;
 		} hw;
+		/*
+		 * With prec_decoder_opts.counts: the blocks and branches that
+		 * came one after the other with the same time, CPU and thread,
+		 * summed (calls: PREC_BR_CALL; syscalls: PREC_BR_SYSCALL;
+		 * interrupts: PREC_BR_INTERRUPT with a target; rets:
+		 * PREC_BR_RETURN; branches: every kind).
+		 */
+		struct {
+			uint64_t insns;
+			uint32_t blocks, branches, calls, rets, syscalls, interrupts;
+		} counts;
 	} u;
 };
 
@@ -159,6 +171,18 @@ struct prec_shards;
 
 struct prec_decoder_opts {
 	bool no_blocks;           /* skip PREC_TEV_BLOCK events (call traces) */
+	/*
+	 * The branch kinds to give as PREC_TEV_BRANCH events, bit 1 << kind
+	 * each (enum prec_br_kind); 0: all. The events of the other kinds are
+	 * not made (a call trace has no use for conditional jumps).
+	 */
+	uint32_t branch_kinds;
+	/*
+	 * Blocks and branches summed into PREC_TEV_COUNTS events instead
+	 * (a view that only counts them: --stats). Intel PT only; other
+	 * decoders give the events themselves.
+	 */
+	bool counts;
 	/*
 	 * A stream the session holds by reference (prec_stream.refs) is
 	 * decoded in windows of about this many bytes, cut at PSBs (0: the

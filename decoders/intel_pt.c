@@ -129,6 +129,9 @@ struct ipt {
 	int mode;
 
 	struct prec_evq q;
+	/* opts.counts: the PREC_TEV_COUNTS event being summed, not queued yet */
+	bool agg_open;
+	struct prec_tev agg;
 
 	struct icache_ent *ic;
 	unsigned ic_bits;
@@ -200,9 +203,21 @@ static uint64_t stream_off(const struct ipt *d, uint64_t off)
 				  prec_stream_offset(d->st, off);
 }
 
+/* opts.counts: queues the counts summed so far. */
+static void agg_flush(struct ipt *d)
+{
+	if (!d->agg_open)
+		return;
+	d->agg_open = false;
+	*prec_evq_push(&d->q) = d->agg;
+}
+
 static struct prec_tev *push(struct ipt *d, enum prec_tev_type type)
 {
-	struct prec_tev *e = prec_evq_push(&d->q);
+	struct prec_tev *e;
+
+	agg_flush(d);
+	e = prec_evq_push(&d->q);
 
 	/* Events are hot: clear the header and the small union members only. */
 	memset(e, 0, offsetof(struct prec_tev, u) + 32);
@@ -219,6 +234,37 @@ static struct prec_tev *push(struct ipt *d, enum prec_tev_type type)
 		e->offset = stream_off(d, off);
 	}
 	return e;
+}
+
+/*
+ * opts.counts: the counts to add a block or branch of time @time (@tsc) to:
+ * those summed so far when nothing else came between and the time, CPU and
+ * thread are the same, else new ones (the others queued first).
+ */
+static __typeof__(((struct prec_tev *)0)->u.counts) *count_at(struct ipt *d, uint64_t time,
+							       uint64_t tsc)
+{
+	struct prec_tev *a = &d->agg;
+
+	if (d->agg_open && a->time == time && a->tsc == tsc && a->cpu == d->cpu &&
+	    a->pid == d->pid && a->tid == d->tid)
+		return &a->u.counts;
+	agg_flush(d);
+	memset(a, 0, offsetof(struct prec_tev, u) + sizeof(a->u.counts));
+	a->type = PREC_TEV_COUNTS;
+	a->time = time;
+	a->tsc = tsc;
+	a->cpu = d->cpu;
+	a->pid = d->pid;
+	a->tid = d->tid;
+	if (d->dec) {
+		uint64_t off = 0;
+
+		pt_blk_get_offset(d->dec, &off);
+		a->offset = stream_off(d, off);
+	}
+	d->agg_open = true;
+	return &a->u.counts;
 }
 
 /*
@@ -483,6 +529,16 @@ static enum prec_br_kind resolve_pending(struct ipt *d, uint64_t to)
 		return PREC_BR_NONE;
 	d->pend = false;
 	kind = class_kind(d->pend_class);
+	/*
+	 * Jumps not wanted: not even their instruction looked up (callers
+	 * want to know of a system call only). A direct jump's class may
+	 * still turn out to be an indirect one.
+	 */
+	if (d->opts.branch_kinds &&
+	    ((kind == PREC_BR_COND && !(d->opts.branch_kinds & 1u << PREC_BR_COND)) ||
+	     (kind == PREC_BR_JUMP &&
+	      !(d->opts.branch_kinds & (1u << PREC_BR_JUMP | 1u << PREC_BR_INDIRECT)))))
+		return kind;
 	if (kind == PREC_BR_NONE || kind == PREC_BR_CALL || kind == PREC_BR_COND ||
 	    kind == PREC_BR_JUMP || kind == PREC_BR_SYSCALL) {
 		ie = insn_info(d, d->pend_from);
@@ -495,6 +551,20 @@ static enum prec_br_kind resolve_pending(struct ipt *d, uint64_t to)
 		return PREC_BR_NONE;
 	if (kind == PREC_BR_JUMP && ie && ie->indirect)
 		kind = PREC_BR_INDIRECT;
+	if (d->opts.branch_kinds && !(d->opts.branch_kinds & (1u << kind)))
+		return kind;
+	if (d->opts.counts) {
+		uint64_t tsc = d->pend_tsc ? d->pend_tsc : d->have_time ? d->tsc : 0;
+		__typeof__(d->agg.u.counts) *c = count_at(d, d->pend_tsc ?
+			prec_session_tsc_to_time(d->s, d->pend_tsc) : d->have_time ? d->time : 0, tsc);
+
+		c->branches++;
+		c->calls += kind == PREC_BR_CALL;
+		c->rets += kind == PREC_BR_RETURN;
+		c->syscalls += kind == PREC_BR_SYSCALL;
+		c->interrupts += kind == PREC_BR_INTERRUPT && to;
+		return kind;
+	}
 	e = push(d, PREC_TEV_BRANCH);
 	if (d->pend_tsc) {
 		e->tsc = d->pend_tsc;
@@ -1109,7 +1179,13 @@ static void handle_block(struct ipt *d, const struct pt_block *b)
 
 	flush_abort(d, 0);
 	resolve_pending(d, b->ip);
-	if (!d->opts.no_blocks) {
+	if (d->opts.counts) {
+		__typeof__(d->agg.u.counts) *c = count_at(d, d->have_time ? d->time : 0,
+							  d->have_time ? d->tsc : 0);
+
+		c->blocks++;
+		c->insns += b->ninsn;
+	} else if (!d->opts.no_blocks) {
 		e = push(d, PREC_TEV_BLOCK);
 		e->u.block.ip = b->ip;
 		e->u.block.end_ip = b->end_ip;
@@ -1644,6 +1720,7 @@ static int part_warm(struct ipt *sub, struct part *pt)
 			(sub->state == S_WIN && sub->win_next != pt->lo))) {
 		err = step(sub);
 		sub->q.head = sub->q.tail;
+		sub->agg_open = false;
 	}
 	if (err)
 		return err;
@@ -1708,6 +1785,8 @@ static void part_run(void *arg)
 	if (!err && (pt->exact || pt->warm_ok)) {
 		do {
 			err = step(sub);
+			if (!err && part_over(sub))
+				agg_flush(sub);
 			while (!err && prec_evq_len(&sub->q)) {
 				err = part_put(pt, &sub->q.ev[sub->q.head & (sub->q.cap - 1)], hdr);
 				sub->q.head++;
@@ -2055,8 +2134,10 @@ static int refill(void *priv)
 	struct ipt *d = priv;
 	int err;
 
-	if (d->state == S_DONE)
+	if (d->state == S_DONE) {
+		agg_flush(d);
 		return 0;
+	}
 	err = step(d);
 	return err ? err : 1;
 }

@@ -1059,6 +1059,10 @@ static void print_event(struct prec_fmt_ctx *f, const struct prec_tev *ev)
 	case PREC_TEV_HW:
 		print_hw(f, ev);
 		break;
+	case PREC_TEV_COUNTS: /* not asked of the decoder for this view */
+		out(f, "counts blocks %u insns %" PRIu64 " branches %u\n", ev->u.counts.blocks,
+		    ev->u.counts.insns, ev->u.counts.branches);
+		break;
 	}
 }
 
@@ -1326,6 +1330,19 @@ int prec_fmt_event(struct prec_fmt_ctx *f, size_t si, const struct prec_tev *ev)
 		break;
 	case PREC_TEV_BRANCH:
 		on_branch(f, t, ss, ev);
+		break;
+	case PREC_TEV_COUNTS:
+		/* Only for views without --symbol: visible as its blocks and branches are. */
+		f->ev_vis = visible(f, t, ev);
+		if (!f->ev_vis)
+			break;
+		ss->blocks += ev->u.counts.blocks;
+		ss->insns += ev->u.counts.insns;
+		ss->branches += ev->u.counts.branches;
+		ss->calls += ev->u.counts.calls;
+		ss->rets += ev->u.counts.rets;
+		ss->syscalls += ev->u.counts.syscalls;
+		ss->interrupts += ev->u.counts.interrupts;
 		break;
 	case PREC_TEV_TRACE_BEGIN:
 	case PREC_TEV_TRACE_END:
@@ -1858,6 +1875,15 @@ int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FI
 	dopts.shards = o->shards;
 	dopts.no_blocks = o->fmt == PREC_FMT_CALL_TRACE || o->fmt == PREC_FMT_CALL_RET_TRACE ||
 			  o->fmt == PREC_FMT_BRANCHES;
+	/*
+	 * A call trace without --symbol or --no-plt does nothing with jumps
+	 * (on_branch()): the decoder leaves them out.
+	 */
+	/* --stats without --symbol counts blocks and branches, and does nothing else with them. */
+	dopts.counts = o->fmt == PREC_FMT_STATS && !o->symbol && !o->tap;
+	if (call_fmt(f) && !o->symbol && !o->no_plt && !o->tap)
+		dopts.branch_kinds = ~(1u << PREC_BR_JUMP | 1u << PREC_BR_COND |
+				       1u << PREC_BR_INDIRECT);
 	for (i = 0; i < n; i++) {
 		const struct prec_stream *st = prec_session_stream(s, i);
 
