@@ -23,6 +23,7 @@
 #define SYS_MAX_TRIG 64
 #define SYS_MAX_ENTRIES 512
 #define SYS_KRET_DEPTH 256
+#define SYS_MAX_TASKS 64
 
 enum sys_act { SYS_ACT_NONE, SYS_ACT_PAUSE, SYS_ACT_RESUME };
 enum sys_tk { SYS_TK_KENTRY, SYS_TK_KRET, SYS_TK_INSNS };
@@ -75,6 +76,26 @@ uint64_t sys_guest_sym(const char *name);
 uint64_t sys_guest_current(void);
 /* The mailbox's pid of the workload. */
 int sys_guest_workload_pid(void);
+
+/*
+ * The guest's tasks, through the task_struct layout that the guest's first
+ * process read from the kernel's BTF (the mailbox).
+ */
+enum sys_task_field { SYS_TASK_PID, SYS_TASK_TGID, SYS_TASK_REAL_PARENT };
+/* Whether the layout is known (else no task but the workload's is traced). */
+int sys_guest_has_layout(void);
+/* A field of the task_struct at @task; 0 if unreadable. */
+int sys_guest_task_u32(uint64_t task, enum sys_task_field f);
+uint64_t sys_guest_task_ptr(uint64_t task, enum sys_task_field f);
+/* The task's comm, NUL-terminated, into @name (16 bytes). */
+void sys_guest_task_comm(uint64_t task, char name[16]);
+/*
+ * In perf_event_fork() of @parent: the task that copy_process() just made,
+ * a thread of @parent's process (the tail of its signal's thread_head) or a
+ * process whose real parent is @parent (the tail of init_task.tasks), that
+ * @known() does not know; 0 if neither.
+ */
+uint64_t sys_guest_new_task(uint64_t parent, int (*known)(uint64_t task));
 /*
  * Whether @ip is the entry of an interrupt or exception handler: 0 if not,
  * else how far above the handler's first stack store the CPU's frame
