@@ -50,7 +50,9 @@ struct sys_task {
 	int pid, tid;    /* its tgid and pid */
 	int active;      /* traced: the workload once it exec'd, a descendant from its fork */
 	int started;     /* its event was scheduled in: ITRACE_START written */
-	int exec_comm;   /* perf_event_exec() ran: the next perf_event_comm() is the exec's */
+	int exec_comm;   /* perf_event_exec() ran: the next perf_event_comm() is the exec's
+			  * (-1: the workload's, written already) */
+	int retime;      /* the exec's COMM went out: timing before the next TIP.PGE */
 	int trace_en;    /* not paused */
 	int pkt_en;      /* packets flow: active, not paused, in the filter, running */
 	struct emu_pt pt;
@@ -189,6 +191,9 @@ static void pge(uint64_t ip)
 		return;
 	if (!T->pt.psb_done)
 		emu_pt_psb_plus(&T->pt, 0, 0);
+	else if (T->retime)
+		emu_pt_timing(&T->pt);
+	T->retime = 0;
 	emu_pt_mode_exec(&T->pt);
 	emu_pt_ip(&T->pt, ppt_tip_pge, ip, 0);
 	T->pkt_en = 1;
@@ -497,14 +502,16 @@ static void switched(int in)
 
 /*
  * The workload's exec enables its events (perf_event_exec() ->
- * perf_event_enable_on_exec()): the AUX event is scheduled in
- * (perf_log_itrace_start()); the COMM of the exec follows at
- * perf_event_comm().
+ * perf_event_enable_on_exec()). Its COMM comes first, dated at the exec as
+ * the mappings of the program are (read from the guest at the end): the
+ * decoder knows the program from the start of its trace.
  */
 static void start_tracing(uint64_t ip)
 {
 	T->active = 1;
 	T->started = 1;
+	T->exec_comm = -1;
+	emu_sb_comm(tid(), 1);
 	emu_sb_itrace_start(tid());
 	emu_pt_psb_plus(&T->pt, 0, 0);
 	T->trace_en = 0;
@@ -623,11 +630,21 @@ static void task_comm(void)
 {
 	char name[16];
 
-	if (!T->active)
+	if (!T->active || T->exec_comm < 0) {
+		T->exec_comm = 0;
 		return;
+	}
 	sys_guest_task_comm(T->task, name);
 	snprintf(emu_proc.comm, sizeof(emu_proc.comm), "%s", name);
 	emu_sb_comm(tid(), T->exec_comm);
+	/*
+	 * The decoder must know that the COMM and the mappings of the exec
+	 * (dated at it) are past when the new program's code comes: on
+	 * hardware, MTC packets go on while packets are filtered out
+	 * (TriggerEn); this encoder sends MTC only while packets flow, so a
+	 * TSC stands for them at the next TIP.PGE.
+	 */
+	T->retime = T->exec_comm;
 	T->exec_comm = 0;
 }
 
@@ -722,12 +739,14 @@ static void on_tb(unsigned vcpu, void *udata)
 		switch_out(b, n);
 	S.run = now;
 	if (now) {
+		int exec = !now->active && b->start == S.exec_fn;
+
 		focus(now);
 		if (now != was)
 			switched(1);
 		if (now != was && now->active && !now->started)
 			first_run(b->start);
-		if (!T->active && b->start == S.exec_fn)
+		if (exec)
 			start_tracing(b->start);
 		else if (was == now && S.prev)
 			branch(S.prev, n, b->start);
@@ -737,7 +756,8 @@ static void on_tb(unsigned vcpu, void *udata)
 		triggers_at(b->start, was == now ? S.prev : NULL);
 		if (T->pkt_en)
 			emu_pt_periodic(&T->pt, b->start, 1);
-		perf_hooks(b->start);
+		if (!exec)
+			perf_hooks(b->start);
 	}
 	S.prev = b;
 }
