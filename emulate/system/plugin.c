@@ -8,6 +8,10 @@
  * task and pid, drops every translation (qemu_plugin_reset) and from then
  * on sees every block. Tracing starts where the kernel enables an
  * enable_on_exec event, perf_event_exec() in the exec of the workload.
+ * The kernel's perf hooks in a traced task mark where it creates a task
+ * (perf_event_fork(): traced from then on, as with inherited events), is
+ * renamed (perf_event_comm()) and exits (perf_event_exit_task()); each
+ * traced task has its own stream.
  *
  * As in the user-mode tracer, a block's last instruction and the start of
  * the next block give the branch taken. An inline counter tells how many

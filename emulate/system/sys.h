@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The whole-system software tracer: a qemu-system-x86_64 TCG plugin that
- * follows one workload process of a Linux guest, user and kernel code, and
- * writes Intel PT for it as per-thread hardware tracing with `u`, `k` or
+ * follows a workload process of a Linux guest and the tasks it and its
+ * descendants create, user and kernel code, and writes Intel PT for each
+ * as per-thread hardware tracing with inherited events and `u`, `k` or
  * both would (man/ptrec-emulate.7).
  *
  * What the plugin knows of the guest comes from guest memory, which it
  * reads from the file backing the guest's RAM (file offset = guest-physical
  * address): the kernel's symbols (written to the mailbox by the guest's
  * first process, src/record/emusys_mb.h) and through them the current task
- * (the per-CPU current_task), so that only the workload's task is traced.
+ * (the per-CPU current_task), so that only the workload's tasks are traced,
+ * and, through the task_struct layout that the guest's first process read
+ * from the kernel's BTF, the tasks each one creates.
  * The guest runs on one virtual CPU, booted with nokaslr.
  */
 #ifndef EMU_SYSTEM_SYS_H
