@@ -386,18 +386,28 @@ static void copy_maps(pid_t pid)
 			       PREC_EMUSYS_MB_MAPS_MAX - len - (size_t)n);
 }
 
-/* Whether @pid stopped before (else its first stop is the SIGSTOP of a new tracee). */
+/*
+ * The tracees that stopped since they began (PID_MAX_LIMIT bits): a
+ * tracee's first stop is the SIGSTOP of its attach, which is not passed on.
+ */
+static uint8_t stopped_before[(4u << 20) / 8];
+
+/* Whether @pid stopped before; marks it. */
 static int seen_before(pid_t pid)
 {
-	static pid_t seen[1024];
-	static size_t n;
+	uint32_t i = (uint32_t)pid & ((4u << 20) - 1);
+	int seen = stopped_before[i / 8] >> (i % 8) & 1;
 
-	for (size_t i = 0; i < n; i++)
-		if (seen[i] == pid)
-			return 1;
-	if (n < sizeof(seen) / sizeof(seen[0]))
-		seen[n++] = pid;
-	return 0;
+	stopped_before[i / 8] |= (uint8_t)(1u << (i % 8));
+	return seen;
+}
+
+/* @pid ended: a new task may have its number. */
+static void forget(pid_t pid)
+{
+	uint32_t i = (uint32_t)pid & ((4u << 20) - 1);
+
+	stopped_before[i / 8] &= (uint8_t)~(1u << (i % 8));
 }
 
 /*
@@ -427,6 +437,7 @@ static int supervise(pid_t pid)
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			if (w == pid)
 				return st;
+			forget(w);
 			continue;
 		}
 		if (!WIFSTOPPED(st))
