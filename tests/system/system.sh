@@ -378,6 +378,13 @@ elif "$PTREC" record --emulate=system --kcore -q -o fk.data --emulate-truth fk.t
 		"$(grep "^$P/$P " <<<"$tasks" | paste -sd';')"
 	t_eq "children: the tracer's truth has the same forks (pid ppid tid ptid)" \
 		"$P $P $TH $P;$A $P $A $P;$X $P $X $P" "$(awk '$1 == "F" { print $2, $3, $4, $5 }' fk.truth | paste -sd';')"
+	# One CPU: the model's SWITCH records follow the guest's switches of
+	# the traced tasks (the truth's S lines), in at the workload's exec and
+	# out at each task's exit (X), where its events are scheduled out.
+	want=$(awk -v p="$P" 'BEGIN { w = p " in" } $1 == "S" { w = w ";" $2 " " $3 }
+		$1 == "X" { w = w ";" $2 " out" } END { print w }' fk.truth)
+	t_eq "children: the model's CPU switches as the guest's, task by task ($(grep -c '^[SX] ' fk.truth) in the truth)" \
+		"$want" "$(awk '$4 == "SWITCH" { split($3, a, "/"); printf "%s%s %s", n++ ? ";" : "", a[2], $5 }' <<<"$sb")"
 	# The exec'd program's mappings, as the guest kernel mapped them, after its COMM.
 	mm=$(awk -v t="$X/$X" '$3 == t && $4 == "COMM" { c = 1 } $3 == t && $4 == "MMAP" && c { print $NF ~ /^\[/ ? $NF : $(NF - 2) }' <<<"$sb" |
 		sed 's|.*/||' | LC_ALL=C sort | paste -sd' ')
