@@ -27,6 +27,8 @@ static uint64_t entries[SYS_MAX_ENTRIES];
 static uint8_t errcode[SYS_MAX_ENTRIES]; /* the CPU pushes an error code */
 static size_t nentries;
 static uint64_t irq_stubs_lo, irq_stubs_hi;
+static uint64_t init_task;
+static struct prec_emusys_mb layout; /* the mailbox's task layout */
 
 int sys_guest_open(void)
 {
@@ -192,6 +194,8 @@ int sys_guest_learn(void)
 		return -1;
 	}
 	each_sym(add_entry, NULL);
+	memcpy(&layout, ram + PREC_EMUSYS_MB_PHYS, sizeof(layout));
+	init_task = sys_guest_sym("init_task");
 	for (int i = 0; i < sys_cfg.ntrig; i++) {
 		struct sys_trig *t = &sys_cfg.trig[i];
 
@@ -233,5 +237,68 @@ int sys_guest_is_entry(uint64_t ip)
 	for (size_t i = 0; i < nentries; i++)
 		if (entries[i] == ip)
 			return errcode[i] ? 16 : 8;
+	return 0;
+}
+
+int sys_guest_has_layout(void)
+{
+	return layout.layout_ok == PREC_EMUSYS_MB_LAYOUT && init_task;
+}
+
+static uint64_t field_off(enum sys_task_field f)
+{
+	return f == SYS_TASK_PID ? layout.task_pid :
+	       f == SYS_TASK_TGID ? layout.task_tgid : layout.task_real_parent;
+}
+
+static int read_kva(uint64_t va, void *dst, size_t n)
+{
+	uint64_t pa;
+
+	if (kva_to_phys(va, &pa) || sys_guest_read_phys(pa, dst, n)) {
+		memset(dst, 0, n);
+		return -1;
+	}
+	return 0;
+}
+
+int sys_guest_task_u32(uint64_t task, enum sys_task_field f)
+{
+	uint32_t v = 0;
+
+	read_kva(task + field_off(f), &v, sizeof(v));
+	return (int)v;
+}
+
+uint64_t sys_guest_task_ptr(uint64_t task, enum sys_task_field f)
+{
+	return read_kva_u64(task + field_off(f));
+}
+
+void sys_guest_task_comm(uint64_t task, char name[16])
+{
+	read_kva(task + layout.task_comm, name, 16);
+	name[15] = 0;
+}
+
+uint64_t sys_guest_new_task(uint64_t parent, int (*known)(uint64_t task))
+{
+	uint64_t sig, node, t;
+
+	if (!sys_guest_has_layout())
+		return 0;
+	/* list_add_tail_rcu(&p->thread_node, &p->signal->thread_head) (kernel/fork.c) */
+	sig = read_kva_u64(parent + layout.task_signal);
+	node = sig ? read_kva_u64(sig + layout.signal_thread_head + 8) : 0;
+	t = node ? node - layout.task_thread_node : 0;
+	if (t && t != parent && !known(t) &&
+	    sys_guest_task_u32(t, SYS_TASK_TGID) == sys_guest_task_u32(parent, SYS_TASK_TGID) &&
+	    sys_guest_task_u32(t, SYS_TASK_PID) != sys_guest_task_u32(parent, SYS_TASK_PID))
+		return t;
+	/* list_add_tail_rcu(&p->tasks, &init_task.tasks) for a new process */
+	node = read_kva_u64(init_task + layout.task_tasks + 8);
+	t = node ? node - layout.task_tasks : 0;
+	if (t && t != parent && !known(t) && sys_guest_task_ptr(t, SYS_TASK_REAL_PARENT) == parent)
+		return t;
 	return 0;
 }

@@ -8,6 +8,10 @@
  * task and pid, drops every translation (qemu_plugin_reset) and from then
  * on sees every block. Tracing starts where the kernel enables an
  * enable_on_exec event, perf_event_exec() in the exec of the workload.
+ * The kernel's perf hooks in a traced task mark where it creates a task
+ * (perf_event_fork(): traced from then on, as with inherited events), is
+ * renamed (perf_event_comm()) and exits (perf_event_exit_task()); each
+ * traced task has its own stream.
  *
  * As in the user-mode tracer, a block's last instruction and the start of
  * the next block give the branch taken. An inline counter tells how many
@@ -23,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <linux/perf_event.h>
 
 #include "common/sideband.h"
@@ -38,22 +43,43 @@ __attribute__((visibility("default"))) int qemu_plugin_version = EMU_QEMU_PLUGIN
 
 static qemu_plugin_id_t plugin_id;
 
-static struct {
-	uint64_t wtask;  /* the workload's task_struct */
-	int active;      /* the workload has exec'd: trace it */
+/*
+ * A traced task of the guest: the workload's, and each task it and its
+ * descendants create, which inherit its events as perf's per-thread
+ * recording with inherit gives them (inherit_event() at copy_process()):
+ * each has its own trace stream, as each inherited AUX event has.
+ */
+struct sys_task {
+	uint64_t task;   /* its task_struct */
+	int pid, tid;    /* its tgid and pid */
+	int active;      /* traced: the workload once it exec'd, a descendant from its fork */
+	int started;     /* its event was scheduled in: ITRACE_START written */
+	int exec_comm;   /* perf_event_exec() ran: the next perf_event_comm() is the exec's
+			  * (-1: the workload's, written already) */
+	int retime;      /* the exec's COMM went out: timing before the next TIP.PGE */
 	int trace_en;    /* not paused */
-	int pkt_en;      /* packets flow: active, not paused, in the filter, workload running */
-	int running;     /* the workload's task ran the last block */
-	uint64_t exec_fn; /* perf_event_exec() */
-	uint64_t started; /* instructions of the current block that began */
-	const struct sys_tb *prev;
+	int pkt_en;      /* packets flow: active, not paused, in the filter, running */
 	struct emu_pt pt;
-	uint8_t buf[BUF_CAP];
 	uint64_t aux_off;
 	uint64_t kret[SYS_KRET_DEPTH]; /* return addresses armed by kentry of a kret trigger */
 	uint64_t kret_trig[SYS_KRET_DEPTH];
 	unsigned nkret;
 	uint64_t call_ret; /* the return address of the last call (jumps through thunks keep it) */
+	uint64_t insns_u, insns_k; /* its instructions while traced */
+	uint64_t next[SYS_MAX_TRIG]; /* counter triggers: the count of its next overflow */
+	uint8_t buf[BUF_CAP];
+};
+
+static struct {
+	struct sys_task *task[SYS_MAX_TASKS];
+	unsigned ntasks;
+	struct sys_task *run; /* the traced task that ran the last block, or NULL */
+	uint64_t exec_fn;  /* perf_event_exec() */
+	uint64_t comm_fn;  /* perf_event_comm() */
+	uint64_t fork_fn;  /* perf_event_fork() */
+	uint64_t exit_fn;  /* perf_event_exit_task() */
+	uint64_t started;  /* instructions of the current block that began */
+	const struct sys_tb *prev;
 	/*
 	 * An interrupt or exception arrived at handler @pend_ip right after
 	 * block @pend (which ran whole) whose last instruction's target is not
@@ -63,14 +89,22 @@ static struct {
 	const struct sys_tb *pend;
 	uint64_t pend_ip;
 	uint64_t rep_at; /* a REP string instruction that QEMU runs again per element */
-	uint64_t insns_u, insns_k; /* the workload's instructions since its exec */
 	char *tbuf;
 	size_t tlen, tcap;
 } S;
 
+/* The task whose records and packets the code writes (emu_proc.pid is its pid). */
+static struct sys_task *T;
+
+static void focus(struct sys_task *t)
+{
+	T = t;
+	emu_proc.pid = t->pid;
+}
+
 static int tid(void)
 {
-	return emu_proc.pid;
+	return T ? T->tid : emu_proc.pid;
 }
 
 /* ---- the stream -------------------------------------------------------- */
@@ -106,14 +140,20 @@ static void truth(const char *fmt, ...)
 	}
 }
 
+static struct sys_task *task_of(struct emu_pt *p)
+{
+	return (struct sys_task *)(void *)((char *)p - offsetof(struct sys_task, pt));
+}
+
 static void flush(struct emu_pt *p)
 {
+	struct sys_task *t = task_of(p);
 	size_t n = emu_pt_buffered(p);
 
 	if (n) {
-		emu_send(EMU_MSG_AUX, (uint32_t)tid(), S.aux_off, S.buf, n);
-		emu_sb_aux(tid(), S.aux_off, n);
-		S.aux_off += n;
+		emu_send(EMU_MSG_AUX, (uint32_t)t->tid, t->aux_off, t->buf, n);
+		emu_sb_aux(t->tid, t->aux_off, n);
+		t->aux_off += n;
 		emu_pt_drained(p);
 	}
 	if (S.tlen) {
@@ -124,8 +164,7 @@ static void flush(struct emu_pt *p)
 
 static uint64_t base(struct emu_pt *p)
 {
-	(void)p;
-	return S.aux_off;
+	return task_of(p)->aux_off;
 }
 
 static uint64_t now(struct emu_pt *p)
@@ -154,41 +193,44 @@ static void pge(uint64_t ip)
 {
 	if (!sys_cfg.pt.branch)
 		return;
-	if (!S.pt.psb_done)
-		emu_pt_psb_plus(&S.pt, 0, 0);
-	emu_pt_mode_exec(&S.pt);
-	emu_pt_ip(&S.pt, ppt_tip_pge, ip, 0);
-	S.pkt_en = 1;
+	if (!T->pt.psb_done)
+		emu_pt_psb_plus(&T->pt, 0, 0);
+	else if (T->retime)
+		emu_pt_timing(&T->pt);
+	T->retime = 0;
+	emu_pt_mode_exec(&T->pt);
+	emu_pt_ip(&T->pt, ppt_tip_pge, ip, 0);
+	T->pkt_en = 1;
 }
 
 /* Packets stop; @fup: the IP where execution stopped, if not by a branch. */
 static void pgd(int with_fup, uint64_t fup)
 {
 	if (with_fup)
-		emu_pt_ip(&S.pt, ppt_fup, fup, 0);
-	emu_pt_ip(&S.pt, ppt_tip_pgd, 0, 1);
-	S.pkt_en = 0;
+		emu_pt_ip(&T->pt, ppt_fup, fup, 0);
+	emu_pt_ip(&T->pt, ppt_tip_pgd, 0, 1);
+	T->pkt_en = 0;
 }
 
 static int want(uint64_t ip)
 {
-	return S.active && S.trace_en && S.running && in_filter(ip);
+	return T && S.run == T && T->active && T->trace_en && in_filter(ip);
 }
 
 /* ---- triggers ---------------------------------------------------------- */
 
 static void set_trace(int on, uint64_t ip)
 {
-	if (S.trace_en == on)
+	if (T->trace_en == on)
 		return;
-	if (!on && S.pkt_en)
+	if (!on && T->pkt_en)
 		pgd(1, ip);
-	S.trace_en = on;
+	T->trace_en = on;
 	truth("%c %d %" PRIx64 " %" PRIu64 "\n", on ? 'R' : 'P', tid(), ip, emu_proc.clock);
 	if (on) {
-		if (S.pt.psb_done)
-			emu_pt_timing(&S.pt);
-		emu_pt_rs_reset(&S.pt);
+		if (T->pt.psb_done)
+			emu_pt_timing(&T->pt);
+		emu_pt_rs_reset(&T->pt);
 		if (want(ip))
 			pge(ip);
 	}
@@ -198,7 +240,7 @@ static void fire(const struct sys_trig *t, uint64_t ip)
 {
 	long ti = t - sys_cfg.trig;
 
-	if (!S.active)
+	if (!T->active)
 		return;
 	/* Its event counts nowhere now (ptrec's model of the kernel says so): no sample, no action. */
 	if (emu_proc.shm && ti < EMU_SHM_TRIGS &&
@@ -221,14 +263,14 @@ static void fire(const struct sys_trig *t, uint64_t ip)
 static void counters_at(uint64_t ip)
 {
 	for (int j = 0; j < sys_cfg.ntrig; j++) {
-		struct sys_trig *t = &sys_cfg.trig[j];
-		uint64_t n = (t->u ? S.insns_u : 0) + (t->k ? S.insns_k : 0);
+		const struct sys_trig *t = &sys_cfg.trig[j];
+		uint64_t n = (t->u ? T->insns_u : 0) + (t->k ? T->insns_k : 0);
 
-		if (t->kind != SYS_TK_INSNS || n < t->next)
+		if (t->kind != SYS_TK_INSNS || n < T->next[j])
 			continue;
 		/* One overflow however many periods passed; the count goes on from it. */
-		while (t->next <= n)
-			t->next += t->period;
+		while (T->next[j] <= n)
+			T->next[j] += t->period;
 		fire(t, ip);
 	}
 }
@@ -236,13 +278,13 @@ static void counters_at(uint64_t ip)
 /* The workload arrives at @ip, coming from @p (NULL: not by a branch). */
 static void triggers_at(uint64_t ip, const struct sys_tb *p)
 {
-	for (unsigned i = S.nkret; p && p->kind == EMU_BR_RET && i-- > 0;) {
-		if (S.kret[i] != ip)
+	for (unsigned i = T->nkret; p && p->kind == EMU_BR_RET && i-- > 0;) {
+		if (T->kret[i] != ip)
 			continue;
 		for (int j = 0; j < sys_cfg.ntrig; j++)
-			if (S.kret_trig[i] >> j & 1)
+			if (T->kret_trig[i] >> j & 1)
 				fire(&sys_cfg.trig[j], ip);
-		S.nkret = i;
+		T->nkret = i;
 		break;
 	}
 	for (int j = 0; j < sys_cfg.ntrig; j++) {
@@ -252,12 +294,12 @@ static void triggers_at(uint64_t ip, const struct sys_tb *p)
 			continue;
 		if (t->kind == SYS_TK_KENTRY) {
 			fire(t, ip);
-		} else if (p && S.call_ret) {
-			if (S.nkret && S.kret[S.nkret - 1] == S.call_ret) {
-				S.kret_trig[S.nkret - 1] |= 1ull << j;
-			} else if (S.nkret < SYS_KRET_DEPTH) {
-				S.kret[S.nkret] = S.call_ret;
-				S.kret_trig[S.nkret++] = 1ull << j;
+		} else if (p && T->call_ret) {
+			if (T->nkret && T->kret[T->nkret - 1] == T->call_ret) {
+				T->kret_trig[T->nkret - 1] |= 1ull << j;
+			} else if (T->nkret < SYS_KRET_DEPTH) {
+				T->kret[T->nkret] = T->call_ret;
+				T->kret_trig[T->nkret++] = 1ull << j;
 			}
 		}
 	}
@@ -280,24 +322,24 @@ static void emit_branch(const struct sys_tb *p, uint64_t ip)
 {
 	switch (p->kind) {
 	case EMU_BR_COND:
-		emu_pt_tnt_bit(&S.pt, ip == p->target && ip != p->next);
+		emu_pt_tnt_bit(&T->pt, ip == p->target && ip != p->next);
 		break;
 	case EMU_BR_CALL:
 		if (p->target != p->next)
-			emu_pt_rs_push(&S.pt, p->next);
+			emu_pt_rs_push(&T->pt, p->next);
 		break;
 	case EMU_BR_ICALL:
-		emu_pt_rs_push(&S.pt, p->next);
+		emu_pt_rs_push(&T->pt, p->next);
 		/* fall through */
 	case EMU_BR_IJMP:
 	case EMU_BR_FAR:
 	case EMU_BR_SYSCALL:
 		if (in_filter(ip))
-			emu_pt_ip(&S.pt, ppt_tip, ip, 0);
+			emu_pt_ip(&T->pt, ppt_tip, ip, 0);
 		break;
 	case EMU_BR_RET:
 		if (in_filter(ip))
-			emu_pt_ret(&S.pt, ip);
+			emu_pt_ret(&T->pt, ip);
 		break;
 	default:
 		break;
@@ -317,8 +359,8 @@ static void account_done(const struct sys_tb *p, uint64_t done);
 static void async_to(uint64_t fup, uint64_t ip)
 {
 	if (want(ip)) {
-		emu_pt_ip(&S.pt, ppt_fup, fup, 0);
-		emu_pt_ip(&S.pt, ppt_tip, ip, 0);
+		emu_pt_ip(&T->pt, ppt_fup, fup, 0);
+		emu_pt_ip(&T->pt, ppt_tip, ip, 0);
 	} else {
 		pgd(1, fup);
 	}
@@ -337,20 +379,20 @@ static void settle(uint64_t rip)
 	if (rip == p->last) {
 		/* The last instruction itself faulted: it did not complete. */
 		account_done(p, p->ninsn - 1);
-		if (S.pkt_en)
+		if (T->pkt_en)
 			async_to(rip, S.pend_ip);
 		else if (want(S.pend_ip))
 			pge(S.pend_ip);
 		return;
 	}
 	account_done(p, p->ninsn);
-	if (S.pkt_en && in_filter(rip))
+	if (T->pkt_en && in_filter(rip))
 		emit_branch(p, rip);
-	else if (S.pkt_en)
+	else if (T->pkt_en)
 		pgd(0, 0);
 	if (p->kind == EMU_BR_ICALL || p->kind == EMU_BR_CALL)
-		S.call_ret = p->next;
-	if (S.pkt_en)
+		T->call_ret = p->next;
+	if (T->pkt_en)
 		async_to(rip, S.pend_ip);
 	else if (want(S.pend_ip))
 		pge(S.pend_ip);
@@ -367,9 +409,9 @@ static void branch(const struct sys_tb *p, uint64_t n, uint64_t ip)
 	uint64_t fup = p->next;
 
 	if (n == p->ninsn && (p->kind == EMU_BR_CALL || p->kind == EMU_BR_ICALL))
-		S.call_ret = p->next;
+		T->call_ret = p->next;
 	if (short_block(p, n, ip)) {
-		if (!S.pkt_en && want(ip))
+		if (!T->pkt_en && want(ip))
 			pge(ip);
 		return;
 	}
@@ -383,7 +425,7 @@ static void branch(const struct sys_tb *p, uint64_t n, uint64_t ip)
 		else if (unseen_target(p))
 			known = 0;
 	}
-	if (!S.pkt_en) {
+	if (!T->pkt_en) {
 		if (want(ip))
 			pge(ip);
 		return;
@@ -396,7 +438,7 @@ static void branch(const struct sys_tb *p, uint64_t n, uint64_t ip)
 	if (async) {
 		/* The call ran: the decoder pushes its return address too. */
 		if (n == p->ninsn && p->kind == EMU_BR_CALL && p->target != p->next)
-			emu_pt_rs_push(&S.pt, p->next);
+			emu_pt_rs_push(&T->pt, p->next);
 		async_to(fup, ip);
 		return;
 	}
@@ -416,21 +458,21 @@ static void account_done(const struct sys_tb *p, uint64_t done)
 	if (!done || again)
 		return;
 	emu_proc.clock += done;
-	if (S.active && p->start >= KERNEL_HALF)
-		S.insns_k += done;
-	else if (S.active)
-		S.insns_u += done;
-	if (S.pkt_en || (S.active && S.trace_en && in_filter(p->start) && S.running))
+	if (T->active && p->start >= KERNEL_HALF)
+		T->insns_k += done;
+	else if (T->active)
+		T->insns_u += done;
+	if (T->pkt_en || (T->active && T->trace_en && in_filter(p->start) && S.run == T))
 		truth("B %d %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", tid(), p->start,
 		      p->insn[done - 1], done);
-	if (S.pkt_en)
-		emu_pt_retired(&S.pt);
+	if (T->pkt_en)
+		emu_pt_retired(&T->pt);
 }
 
 static void account(const struct sys_tb *p, uint64_t n, uint64_t ip)
 {
 	/* Settled with the branch once the interrupted RIP is known (settle()). */
-	if (n == p->ninsn && S.pkt_en && unseen_target(p) && sys_guest_is_entry(ip))
+	if (n == p->ninsn && T->pkt_en && unseen_target(p) && sys_guest_is_entry(ip))
 		return;
 	account_done(p, n < p->ninsn && !short_block(p, n, ip) ? (n ? n - 1 : 0) : n);
 }
@@ -447,71 +489,279 @@ static void account(const struct sys_tb *p, uint64_t n, uint64_t ip)
  */
 static void switched(int in)
 {
-	size_t n = emu_pt_buffered(&S.pt);
+	size_t n = emu_pt_buffered(&T->pt);
 	struct emu_sb s;
 
-	if (!S.active)
+	if (!T->active)
 		return;
 	if (!in && n) {
-		emu_send(EMU_MSG_AUX, (uint32_t)tid(), S.aux_off, S.buf, n);
-		S.aux_off += n;
-		emu_pt_drained(&S.pt);
+		emu_send(EMU_MSG_AUX, (uint32_t)tid(), T->aux_off, T->buf, n);
+		T->aux_off += n;
+		emu_pt_drained(&T->pt);
 	}
 	emu_sb_begin(&s, PERF_RECORD_SWITCH, in ? 0 : PERF_RECORD_MISC_SWITCH_OUT);
 	emu_sb_end(&s, tid());
 	truth("S %d %s %" PRIu64 "\n", tid(), in ? "in" : "out", emu_proc.clock);
 }
 
+/*
+ * The workload's exec enables its events (perf_event_exec() ->
+ * perf_event_enable_on_exec()). Its COMM comes first, dated at the exec as
+ * the mappings of the program are (read from the guest at the end): the
+ * decoder knows the program from the start of its trace.
+ */
 static void start_tracing(uint64_t ip)
 {
-	S.active = 1;
+	T->active = 1;
+	T->started = 1;
+	T->exec_comm = -1;
 	emu_sb_comm(tid(), 1);
 	emu_sb_itrace_start(tid());
-	emu_pt_psb_plus(&S.pt, 0, 0);
-	S.trace_en = 0;
+	emu_pt_psb_plus(&T->pt, 0, 0);
+	T->trace_en = 0;
 	set_trace(!sys_cfg.start_paused, ip);
 	if (sys_cfg.start_paused)
 		truth("P %d %" PRIx64 " %" PRIu64 "\n", tid(), ip, emu_proc.clock);
+}
+
+/* ---- the guest's tasks ----------------------------------------------------- */
+
+static struct sys_task *find_task(uint64_t task)
+{
+	for (unsigned i = 0; task && i < S.ntasks; i++)
+		if (S.task[i]->task == task)
+			return S.task[i];
+	return NULL;
+}
+
+static int known_task(uint64_t task)
+{
+	return find_task(task) != NULL;
+}
+
+/* A new traced task (@active: from now on); NULL when there is no room. */
+static struct sys_task *add_task(uint64_t task, int pid, int tid, int active)
+{
+	struct sys_task *t;
+
+	if (S.ntasks >= SYS_MAX_TASKS || !(t = calloc(1, sizeof(*t))))
+		return NULL;
+	t->task = task;
+	t->pid = pid;
+	t->tid = tid;
+	t->active = active;
+	t->trace_en = !sys_cfg.start_paused;
+	t->pt.ops = &pt_ops;
+	t->pt.cfg = &sys_cfg.pt;
+	t->pt.cycles = &emu_proc.clock;
+	for (int j = 0; j < sys_cfg.ntrig; j++)
+		t->next[j] = sys_cfg.trig[j].period;
+	if (emu_pt_init(&t->pt, t->buf, BUF_CAP) < 0) {
+		free(t);
+		return NULL;
+	}
+	S.task[S.ntasks++] = t;
+	return t;
+}
+
+static void drop_task(struct sys_task *t)
+{
+	for (unsigned i = 0; i < S.ntasks; i++)
+		if (S.task[i] == t) {
+			S.task[i] = S.task[--S.ntasks];
+			break;
+		}
+	if (S.run == t)
+		S.run = NULL;
+	if (T == t)
+		T = NULL;
+	emu_pt_fini(&t->pt);
+	free(t);
+}
+
+/*
+ * FORK or EXIT of @pid/@tid, written in the context of the current task T,
+ * as perf_event_task_output() (kernel/events/core.c) writes them: a FORK
+ * names the creating task (current) as ppid/ptid, an EXIT the real parent's
+ * pid for both.
+ */
+static void task_record(uint32_t type, int pid, int ppid, int tid_, int ptid)
+{
+	struct emu_sb s;
+
+	emu_sb_begin(&s, type, 0);
+	emu_sb_u32(&s, (uint32_t)pid);
+	emu_sb_u32(&s, (uint32_t)ppid);
+	emu_sb_u32(&s, (uint32_t)tid_);
+	emu_sb_u32(&s, (uint32_t)ptid);
+	emu_sb_u64(&s, emu_now());
+	emu_sb_end(&s, tid());
+}
+
+/*
+ * perf_event_fork() in the traced task T, at the end of copy_process(): the
+ * new task is on the lists already. The child inherits T's events
+ * (perf_event_init_task(), start-paused as the parent's were made) and gets
+ * a FORK record (perf_event_task()).
+ */
+static void task_forked(void)
+{
+	uint64_t child = sys_guest_new_task(T->task, known_task);
+	struct sys_task *c;
+	int pid, ctid;
+
+	if (!child)
+		return;
+	pid = sys_guest_task_u32(child, SYS_TASK_TGID);
+	ctid = sys_guest_task_u32(child, SYS_TASK_PID);
+	c = add_task(child, pid, ctid, 1);
+	if (!c) {
+		emu_error("too many tasks in the workload (at most %d)", SYS_MAX_TASKS);
+		emu_proc.broken = 1;
+		return;
+	}
+	task_record(PERF_RECORD_FORK, pid, T->pid, ctid, T->tid);
+	truth("F %d %d %d %d %" PRIu64 "\n", pid, T->pid, ctid, T->tid, emu_proc.clock);
+}
+
+/*
+ * perf_event_comm() from __set_task_comm(): the task's name is in place.
+ * After perf_event_exec() it is the exec's COMM (perf_event_comm(task,
+ * true)), which perf_event_comm_event() writes with
+ * PERF_RECORD_MISC_COMM_EXEC.
+ */
+static void task_comm(void)
+{
+	char name[16];
+
+	if (!T->active || T->exec_comm < 0) {
+		T->exec_comm = 0;
+		return;
+	}
+	sys_guest_task_comm(T->task, name);
+	snprintf(emu_proc.comm, sizeof(emu_proc.comm), "%s", name);
+	emu_sb_comm(tid(), T->exec_comm);
+	/*
+	 * The decoder must know that the COMM and the mappings of the exec
+	 * (dated at it) are past when the new program's code comes: on
+	 * hardware, MTC packets go on while packets are filtered out
+	 * (TriggerEn); this encoder sends MTC only while packets flow, so a
+	 * TSC stands for them at the next TIP.PGE.
+	 */
+	T->retime = T->exec_comm;
+	T->exec_comm = 0;
+}
+
+/*
+ * perf_event_exit_task() in do_exit(): the task's context goes
+ * (perf_event_exit_task_context(): its events are scheduled out, the AUX
+ * event's trace ends there, then the EXIT record, which names the real
+ * parent's pid as ppid and ptid). The task runs on untraced.
+ */
+static void task_exit(uint64_t ip)
+{
+	size_t n;
+	uint64_t parent = sys_guest_task_ptr(T->task, SYS_TASK_REAL_PARENT);
+	int ppid = parent ? sys_guest_task_u32(parent, SYS_TASK_TGID) : 0;
+
+	if (T->pkt_en)
+		pgd(1, ip);
+	emu_pt_tnt_flush(&T->pt);
+	n = emu_pt_buffered(&T->pt);
+	if (n) {
+		/* Its AUX record is the model's, at the EXIT (the piece ends). */
+		emu_send(EMU_MSG_AUX, (uint32_t)tid(), T->aux_off, T->buf, n);
+		T->aux_off += n;
+		emu_pt_drained(&T->pt);
+	}
+	if (T->active)
+		task_record(PERF_RECORD_EXIT, T->pid, ppid, T->tid, ppid);
+	truth("X %d %" PRIu64 "\n", tid(), emu_proc.clock);
+	if (S.tlen) {
+		emu_send(EMU_MSG_TRUTH, (uint32_t)tid(), 0, S.tbuf, S.tlen);
+		S.tlen = 0;
+	}
+	drop_task(T);
+}
+
+/* What the kernel's perf hooks do for the traced task T, entered at @ip. */
+static void perf_hooks(uint64_t ip)
+{
+	if (!ip)
+		return;
+	if (ip == S.exec_fn && T->active)
+		T->exec_comm = 1;
+	else if (ip == S.comm_fn)
+		task_comm();
+	else if (ip == S.fork_fn && T->active)
+		task_forked();
+	else if (ip == S.exit_fn)
+		task_exit(ip);
+}
+
+/* The traced task @t runs for the first time: its inherited event is scheduled in. */
+static void first_run(uint64_t ip)
+{
+	T->started = 1;
+	emu_sb_itrace_start(tid());
+	if (T->trace_en)
+		truth("R %d %" PRIx64 " %" PRIu64 "\n", tid(), ip, emu_proc.clock);
+}
+
+/* The traced task T leaves the CPU; the block @b of another task runs (@n: of the last one's). */
+static void switch_out(const struct sys_tb *b, uint64_t n)
+{
+	/*
+	 * Switched away inside the last block (the write of current_task):
+	 * the task stops where the other task's code goes on.
+	 */
+	if (T->pkt_en && S.prev && n == S.prev->ninsn && in_filter(b->start))
+		emit_branch(S.prev, b->start);
+	if (T->pkt_en)
+		pgd(1, b->start);
+	switched(0);
 }
 
 static void on_tb(unsigned vcpu, void *udata)
 {
 	const struct sys_tb *b = udata;
 	uint64_t n = S.started, task = sys_guest_current();
-	int was = S.running;
+	struct sys_task *was = S.run, *now;
 
 	(void)vcpu;
 	S.started = 0;
 	if (emu_proc.broken)
 		return;
+	if (was)
+		focus(was);
 	if (S.pend)
 		settle(0);
 	if (S.prev && was)
 		account(S.prev, n, b->start);
-	S.running = task == S.wtask;
-	if (was && !S.running) {
-		/*
-		 * Switched away inside this block (the write of current_task):
-		 * the workload stops where the other task's code goes on.
-		 */
-		if (S.pkt_en && S.prev && n == S.prev->ninsn && in_filter(b->start))
-			emit_branch(S.prev, b->start);
-		if (S.pkt_en)
-			pgd(1, b->start);
-		switched(0);
-	} else if (S.running) {
-		if (!was)
+	now = was && was->task == task ? was : find_task(task);
+	if (was && now != was)
+		switch_out(b, n);
+	S.run = now;
+	if (now) {
+		int exec = !now->active && b->start == S.exec_fn;
+
+		focus(now);
+		if (now != was)
 			switched(1);
-		if (!S.active && b->start == S.exec_fn)
+		if (now != was && now->active && !now->started)
+			first_run(b->start);
+		if (exec)
 			start_tracing(b->start);
-		else if (was && S.prev)
+		else if (was == now && S.prev)
 			branch(S.prev, n, b->start);
 		else if (want(b->start))
 			pge(b->start);
 		counters_at(b->start);
-		triggers_at(b->start, was ? S.prev : NULL);
-		if (S.pkt_en)
-			emu_pt_periodic(&S.pt, b->start, 1);
+		triggers_at(b->start, was == now ? S.prev : NULL);
+		if (T->pkt_en)
+			emu_pt_periodic(&T->pt, b->start, 1);
+		if (!exec)
+			perf_hooks(b->start);
 	}
 	S.prev = b;
 }
@@ -589,24 +839,34 @@ static void after_reset(qemu_plugin_id_t id)
 /* The guest's first process, in the workload's task, about to exec it. */
 static void on_mark(unsigned vcpu, void *udata)
 {
+	uint64_t task;
+	int pid;
+
 	(void)vcpu;
 	(void)udata;
-	if (S.wtask || emu_proc.broken)
+	if (S.ntasks || emu_proc.broken)
 		return;
 	if (sys_guest_learn() < 0) {
 		emu_proc.broken = 1;
 		return;
 	}
-	S.wtask = sys_guest_current();
-	emu_proc.pid = sys_guest_workload_pid();
-	if (!S.wtask || emu_proc.pid <= 0) {
+	task = sys_guest_current();
+	pid = sys_guest_workload_pid();
+	if (!task || pid <= 0 || !add_task(task, pid, pid, 0)) {
 		if (!emu_proc.broken)
 			emu_error("cannot find the workload's task in the guest");
 		emu_proc.broken = 1;
 		return;
 	}
+	emu_proc.pid = pid;
 	S.exec_fn = sys_guest_sym("perf_event_exec");
-	emu_send(EMU_MSG_HELLO, (uint32_t)emu_proc.pid, (uint64_t)emu_proc.pid, NULL, 0);
+	S.comm_fn = sys_guest_sym("perf_event_comm");
+	/* Without the kernel's task layout, only the workload's own task is traced. */
+	if (sys_guest_has_layout()) {
+		S.fork_fn = sys_guest_sym("perf_event_fork");
+		S.exit_fn = sys_guest_sym("perf_event_exit_task");
+	}
+	emu_send(EMU_MSG_HELLO, (uint32_t)pid, (uint64_t)pid, NULL, 0);
 	qemu_plugin_reset(plugin_id, after_reset);
 }
 
@@ -617,14 +877,22 @@ static void on_trans_boot(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
 }
 
+/* The guest powers off: the trace of each task still traced goes out. */
 static void on_end(qemu_plugin_id_t id, void *udata)
 {
 	(void)id;
 	(void)udata;
-	if (S.pkt_en)
-		pgd(0, 0);
-	emu_pt_tnt_flush(&S.pt);
-	flush(&S.pt);
+	for (unsigned i = 0; i < S.ntasks; i++) {
+		focus(S.task[i]);
+		if (T->pkt_en)
+			pgd(0, 0);
+		emu_pt_tnt_flush(&T->pt);
+		flush(&T->pt);
+	}
+	if (S.tlen) {
+		emu_send(EMU_MSG_TRUTH, (uint32_t)tid(), 0, S.tbuf, S.tlen);
+		S.tlen = 0;
+	}
 	emu_send(EMU_MSG_BYE, (uint32_t)tid(), emu_proc.clock, NULL, 0);
 }
 
@@ -657,13 +925,6 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
 		return -1;
 	}
 	snprintf(emu_proc.comm, sizeof(emu_proc.comm), "%s", sys_cfg.comm);
-	S.pt.ops = &pt_ops;
-	S.pt.cfg = &sys_cfg.pt;
-	S.pt.cycles = &emu_proc.clock;
-	if (emu_pt_init(&S.pt, S.buf, BUF_CAP) < 0) {
-		emu_error("libipt refused to make an encoder");
-		return -1;
-	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_trans_boot);
 	qemu_plugin_register_atexit_cb(id, on_end, NULL);
 	return 0;

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The whole-system software tracer: a qemu-system-x86_64 TCG plugin that
- * follows one workload process of a Linux guest, user and kernel code, and
- * writes Intel PT for it as per-thread hardware tracing with `u`, `k` or
+ * follows a workload process of a Linux guest and the tasks it and its
+ * descendants create, user and kernel code, and writes Intel PT for each
+ * as per-thread hardware tracing with inherited events and `u`, `k` or
  * both would (man/ptrec-emulate.7).
  *
  * What the plugin knows of the guest comes from guest memory, which it
  * reads from the file backing the guest's RAM (file offset = guest-physical
  * address): the kernel's symbols (written to the mailbox by the guest's
  * first process, src/record/emusys_mb.h) and through them the current task
- * (the per-CPU current_task), so that only the workload's task is traced.
+ * (the per-CPU current_task), so that only the workload's tasks are traced,
+ * and, through the task_struct layout that the guest's first process read
+ * from the kernel's BTF, the tasks each one creates.
  * The guest runs on one virtual CPU, booted with nokaslr.
  */
 #ifndef EMU_SYSTEM_SYS_H
@@ -23,6 +26,7 @@
 #define SYS_MAX_TRIG 64
 #define SYS_MAX_ENTRIES 512
 #define SYS_KRET_DEPTH 256
+#define SYS_MAX_TASKS 64
 
 enum sys_act { SYS_ACT_NONE, SYS_ACT_PAUSE, SYS_ACT_RESUME };
 enum sys_tk { SYS_TK_KENTRY, SYS_TK_KRET, SYS_TK_INSNS };
@@ -75,6 +79,26 @@ uint64_t sys_guest_sym(const char *name);
 uint64_t sys_guest_current(void);
 /* The mailbox's pid of the workload. */
 int sys_guest_workload_pid(void);
+
+/*
+ * The guest's tasks, through the task_struct layout that the guest's first
+ * process read from the kernel's BTF (the mailbox).
+ */
+enum sys_task_field { SYS_TASK_PID, SYS_TASK_TGID, SYS_TASK_REAL_PARENT };
+/* Whether the layout is known (else no task but the workload's is traced). */
+int sys_guest_has_layout(void);
+/* A field of the task_struct at @task; 0 if unreadable. */
+int sys_guest_task_u32(uint64_t task, enum sys_task_field f);
+uint64_t sys_guest_task_ptr(uint64_t task, enum sys_task_field f);
+/* The task's comm, NUL-terminated, into @name (16 bytes). */
+void sys_guest_task_comm(uint64_t task, char name[16]);
+/*
+ * In perf_event_fork() of @parent: the task that copy_process() just made,
+ * a thread of @parent's process (the tail of its signal's thread_head) or a
+ * process whose real parent is @parent (the tail of init_task.tasks), that
+ * @known() does not know; 0 if neither.
+ */
+uint64_t sys_guest_new_task(uint64_t parent, int (*known)(uint64_t task));
 /*
  * Whether @ip is the entry of an interrupt or exception handler: 0 if not,
  * else how far above the handler's first stack store the CPU's frame

@@ -15,7 +15,12 @@
 #define PREC_EMUSYS_MB_SIZE (16u << 20)
 #define PREC_EMUSYS_MB_KSYMS 4096u         /* /proc/kallsyms text */
 #define PREC_EMUSYS_MB_KSYMS_MAX (12u << 20)
-#define PREC_EMUSYS_MB_MAPS (13u << 20)    /* /proc/PID/maps of the workload at its exit */
+/*
+ * At its exit, each process of the workload that the guest's first process
+ * traces (the workload and its descendants): "@PID\n", then its
+ * /proc/PID/maps.
+ */
+#define PREC_EMUSYS_MB_MAPS (13u << 20)
 #define PREC_EMUSYS_MB_MAPS_MAX (2u << 20)
 #define PREC_EMUSYS_MB_VDSO (15u << 20)    /* the guest's vDSO image */
 #define PREC_EMUSYS_MB_VDSO_MAX (64u << 10)
@@ -35,7 +40,16 @@ struct prec_emusys_mb {
 	 */
 	uint32_t sig;
 	uint32_t vdso_len;  /* bytes of the guest kernel's vDSO at PREC_EMUSYS_MB_VDSO */
+	/*
+	 * The guest kernel's struct layout, from its BTF (/sys/kernel/btf/vmlinux),
+	 * in bytes; layout_ok is PREC_EMUSYS_MB_LAYOUT once all were found.
+	 */
+	uint32_t layout_ok;
+	uint32_t task_pid, task_tgid, task_real_parent, task_comm, task_tasks;
+	uint32_t task_signal, task_thread_node, signal_thread_head;
 };
+
+#define PREC_EMUSYS_MB_LAYOUT 0x7461736bu /* "task" */
 
 #define PREC_EMUSYS_MB_POLL_MS 20
 

@@ -63,13 +63,20 @@ struct kcpu {
 	uint64_t time;     /* of its latest switch */
 };
 
+/* When process @pid last exec'd: the time of its COMM_EXEC record. */
+struct kexec {
+	uint32_t pid;
+	uint64_t time;
+};
+
 struct kemu {
 	struct prec_kmodel_emu cfg;
 	struct prec_emu_config pt;
 	struct prec_etm_config etm;
 	struct prec_emusys_config sys;
 	struct prec_emusys_result guest; /* what the whole-system run's guest left */
-	uint64_t exec_time;   /* of the workload's COMM_EXEC record */
+	struct kexec *execs;  /* each process's last COMM_EXEC (the whole-system run) */
+	size_t nexecs;
 	bool late;            /* the whole-system run ended: its records come from the mailbox */
 	char *const *argv;
 	pthread_t thread;
@@ -642,6 +649,22 @@ static int guest_switch(struct prec_kmodel *m, const struct prec_sample_id *sid,
 	return 0;
 }
 
+/* Process @pid exec'd at @time (its COMM_EXEC record); 0 or -ENOMEM. */
+static int note_exec(struct kemu *x, uint32_t pid, uint64_t time)
+{
+	size_t i;
+
+	for (i = 0; i < x->nexecs; i++)
+		if (x->execs[i].pid == pid) {
+			x->execs[i].time = time;
+			return 0;
+		}
+	if (PREC_ARRAY_RESERVE(x->execs, x->nexecs, 1))
+		return -ENOMEM;
+	x->execs[x->nexecs++] = (struct kexec){ pid, time };
+	return 0;
+}
+
 /* A side-band record (the tracer's trailer: PREC_EMU_SAMPLE_ID_TYPE) to its events. */
 static int emu_sideband(void *ctx, const void *rec, size_t size)
 {
@@ -661,8 +684,11 @@ static int emu_sideband(void *ctx, const void *rec, size_t size)
 	heard_of(m->emu, sid.pid);
 	if (sid.time > m->emu->last_time)
 		m->emu->last_time = sid.time;
-	if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC))
-		m->emu->exec_time = sid.time;
+	if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
+	    note_exec(m->emu, sid.pid, sid.time) < 0) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOMEM;
+	}
 	if (h->type == PERF_RECORD_AUX) {
 		/*
 		 * The tracer's own record says when; the model writes the record.
@@ -1063,11 +1089,47 @@ static int synth_record(void *ctx, const struct perf_event_header *h)
 }
 
 /*
+ * The mappings the guest left for each of its processes (PREC_EMUSYS_MB_MAPS:
+ * "@PID" lines, each followed by that process's maps at its exit) as MMAP2
+ * records, dated at the process's last exec. A process that never exec'd
+ * has its parent's mappings (dup_mmap() writes no record; perf's tools copy
+ * the parent's maps at its FORK): none of its own.
+ */
+static int sys_maps(struct prec_kmodel *m, char *maps)
+{
+	struct kemu *x = m->emu;
+	char *p = maps;
+	int r = 0;
+
+	while (p && *p == '@' && r >= 0) {
+		uint32_t pid = (uint32_t)strtoul(p + 1, NULL, 10);
+		char *text = strchr(p, '\n'), *next;
+		size_t i;
+
+		if (!text)
+			break;
+		text++;
+		next = strstr(text, "\n@");
+		if (next)
+			*++next = 0;
+		for (i = 0; i < x->nexecs && x->execs[i].pid != pid; i++)
+			;
+		if (i < x->nexecs)
+			r = prec_synth_maps((pid_t)pid, text, x->execs[i].time, PREC_EMU_ID_PT,
+					    synth_record, m);
+		if (next)
+			*next = '@';
+		p = next;
+	}
+	return r;
+}
+
+/*
  * The whole-system tracer's run. The kernel writes an MMAP2 record for
  * each executable mapping as it is made (perf_event_mmap() from
- * mmap_region()); the guest tells the model the workload's mappings only
- * at its exit (its /proc/PID/maps), so they come after the run, dated at
- * the exec, before which none of them existed.
+ * mmap_region()); the guest tells the model its processes' mappings only
+ * at their exit (their /proc/PID/maps), so they come after the run, dated
+ * at each one's exec, before which none of them existed.
  */
 static int sys_run(struct prec_kmodel *m)
 {
@@ -1079,8 +1141,7 @@ static int sys_run(struct prec_kmodel *m)
 	x->wstatus = x->guest.wstatus;
 	x->late = true;
 	if (!r && x->guest.maps)
-		r = prec_synth_maps((pid_t)x->guest.pid, x->guest.maps, x->exec_time,
-				    PREC_EMU_ID_PT, synth_record, m);
+		r = sys_maps(m, x->guest.maps);
 	return r;
 }
 
@@ -1400,6 +1461,7 @@ void prec_km_emu_free(struct prec_kmodel *m)
 	}
 	prec_emusys_result_free(&x->guest);
 	free(x->pend);
+	free(x->execs);
 	free(x->thr);
 	free(x->cpus);
 	free(x);

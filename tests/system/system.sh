@@ -28,13 +28,18 @@ for f in "$PTREC" "$PTDUMP" "$BD/ptrec-emu-sys.so" "$BD/ptrec-guest"; do
 done
 cd "$T_TMP" || exit 1
 
-# insn_vs_truth NAME: ptdump --insn-trace of NAME.data against NAME.truth.
+# insn_vs_truth NAME [TID]: ptdump --insn-trace of NAME.data against
+# NAME.truth (with TID: that thread's blocks and decoded instructions only;
+# the decode is made once).
 insn_vs_truth() {
-	"$PTDUMP" -q --insn-trace "$1.data" >"$1.insn" 2>"$1.err" || return 1
-	awk 'FNR == NR {
-		if ($1 == "B") { n++; s[n] = $3; l[n] = $4; c[n] = $5 }
+	if [ -z "${2:-}" ] || [ ! -s "$1.insn" ]; then
+		"$PTDUMP" -q --insn-trace "$1.data" >"$1.insn" 2>"$1.err" || return 1
+	fi
+	awk -v tid="${2:-}" 'FNR == NR {
+		if ($1 == "B" && (tid == "" || $2 == tid)) { n++; s[n] = $3; l[n] = $4; c[n] = $5 }
 		next
 	}
+	tid != "" && $2 != tid { next }
 	{
 		for (i = 1; i < NF; i++)
 			if ($i ~ /:$/ && $(i + 1) ~ /^[0-9a-f]+$/ && length($(i + 1)) <= 16) { a[++m] = $(i + 1); break }
@@ -207,10 +212,11 @@ elif timed base_ms "$PTREC" record --emulate=system --kcore -q -o uk.data --emul
 	# Traced all along (u and k), the workload leaves trace at each of the
 	# guest's switches out: the kernel's order at a sched-out is SWITCH out,
 	# then the AUX record of the piece it ends (perf_event_task_sched_out(),
-	# then pt_event_stop()'s perf_aux_output_end()).
+	# then pt_event_stop()'s perf_aux_output_end()); and at its exit (the
+	# truth's X), where perf_event_exit_task() schedules its events out.
 	sb=$("$PTDUMP" --sideband uk.data 2>&1)
-	t_eq "uk: each of the guest's switches out ends an AUX piece" \
-		"$(grep -c '^S .* out' uk.truth)" \
+	t_eq "uk: each of the guest's switches out, and the exit, ends an AUX piece" \
+		"$(grep -c '^\(S .* out\|X \)' uk.truth)" \
 		"$(awk '$4 == "SWITCH" && $5 == "out" { o = 1; next } o && $4 == "AUX" { n++ } { o = 0 } END { print n + 0 }' <<<"$sb")"
 	t_match "uk: user code is traced (_start)" '_start\+0x0 \(.*tiny\)' "$(cat uk.insn)"
 	# uprobes in the guest's workload (a non-PIE program: its addresses are
@@ -338,6 +344,86 @@ else
 	t_eq "--snapshot-limit 1: one snapshot, on the signal" "1 on SIGUSR2" \
 		"$("$PTDUMP" --info lim.data | awk '/^snapshots:/ { on = 1; next }
 			on && $1 ~ /^#/ { n++; w = $(NF - 1) " " $NF } END { print n + 0 " " w }')"
+fi
+
+# ---- the workload's children: a thread, a forked child, a child that execs ----
+# Traced as perf's inherited events trace them: each task has its own
+# stream, and the sideband has what perf_event_task(), perf_event_comm()
+# and perf_event_mmap() write for it. The program prints the pids and tids
+# the guest gave it; each task's decoded instructions equal its truth.
+if ! cc -O1 -no-pie -pthread -o forker "$TOP/tests/system/src/forker.c" 2>cc.err; then
+	t_fail "build forker" "$(cat cc.err)"
+elif "$PTREC" record --emulate=system --kcore -q -o fk.data --emulate-truth fk.truth -e 'intel_pt//uk' \
+	./forker >fk.out 2>fk.err; then
+	read -r _ P < <(grep '^parent ' fk.out)
+	read -r _ TH TP _ < <(grep '^thread ' fk.out)
+	read -r _ A AP _ < <(grep '^child ' fk.out)
+	read -r _ X XP _ < <(grep '^exec ' fk.out)
+	t_eq "children: the program's pids (thread of the parent, children of the parent)" \
+		"$P $P $P statuses 7 5" "$TP $AP $XP $(grep '^statuses' fk.out)"
+	sb=$("$PTDUMP" --sideband fk.data 2>&1)
+	# pid/tid, type and what follows, without the times and the AUX, SWITCH and MMAP records.
+	tasks=$(awk '$4 ~ /^(FORK|EXIT|COMM|ITRACE_START)$/ { $1 = $2 = ""; sub(/^ +/, ""); print }' <<<"$sb")
+	t_eq "children: FORK, ITRACE_START, EXIT of the thread (an EXIT names the real parent: init)" \
+		"$P/$TH FORK from $P/$P;$P/$TH ITRACE_START;$P/$TH EXIT (parent 1/1)" \
+		"$(grep "^$P/$TH " <<<"$tasks" | paste -sd';')"
+	t_eq "children: FORK, ITRACE_START, EXIT of the forked child" \
+		"$A/$A FORK from $P/$P;$A/$A ITRACE_START;$A/$A EXIT (parent $P/$P)" \
+		"$(grep "^$A/$A " <<<"$tasks" | paste -sd';')"
+	t_eq "children: FORK, ITRACE_START, COMM of the exec, EXIT of the child that execs" \
+		"$X/$X FORK from $P/$P;$X/$X ITRACE_START;$X/$X COMM forker (exec);$X/$X EXIT (parent $P/$P)" \
+		"$(grep "^$X/$X " <<<"$tasks" | paste -sd';')"
+	t_eq "children: the workload's own records, its EXIT last" \
+		"$P/$P COMM forker (exec);$P/$P ITRACE_START;$P/$P EXIT (parent 1/1)" \
+		"$(grep "^$P/$P " <<<"$tasks" | paste -sd';')"
+	t_eq "children: the tracer's truth has the same forks (pid ppid tid ptid)" \
+		"$P $P $TH $P;$A $P $A $P;$X $P $X $P" "$(awk '$1 == "F" { print $2, $3, $4, $5 }' fk.truth | paste -sd';')"
+	# One CPU: the model's SWITCH records follow the guest's switches of
+	# the traced tasks (the truth's S lines), in at the workload's exec and
+	# out at each task's exit (X), where its events are scheduled out.
+	want=$(awk -v p="$P" 'BEGIN { w = p " in" } $1 == "S" { w = w ";" $2 " " $3 }
+		$1 == "X" { w = w ";" $2 " out" } END { print w }' fk.truth)
+	t_eq "children: the model's CPU switches as the guest's, task by task ($(grep -c '^[SX] ' fk.truth) in the truth)" \
+		"$want" "$(awk '$4 == "SWITCH" { split($3, a, "/"); printf "%s%s %s", n++ ? ";" : "", a[2], $5 }' <<<"$sb")"
+	# The exec'd program's mappings, as the guest kernel mapped them, after its COMM.
+	mm=$(awk -v t="$X/$X" '$3 == t && $4 == "COMM" { c = 1 } $3 == t && $4 == "MMAP" && c { print $NF ~ /^\[/ ? $NF : $(NF - 2) }' <<<"$sb" |
+		sed 's|.*/||' | LC_ALL=C sort | paste -sd' ')
+	t_match "children: MMAP2 of the exec'd program, its loader and libc, after its COMM" \
+		'^\[vdso\] forker ld-linux-x86-64\.so\.2 libc\.so\.6$' "$mm"
+	t_eq "children: no MMAP2 of the forked child (it has its parent's mappings)" 0 \
+		"$(awk -v t="$A/$A" '$3 == t && $4 == "MMAP"' <<<"$sb" | wc -l)"
+	for t in "$P" "$TH" "$A" "$X"; do
+		if r=$(insn_vs_truth fk "$t") && [ "${r%% *}" != 0 ]; then
+			t_pass "children: task $t's instruction trace = truth ($r)"
+		else
+			t_fail "children: task $t's instruction trace = truth" "$r"
+		fi
+	done
+	n=$(awk -v t="$A" '$2 == t && / spin\+0x0 \(.*\/forker\)/' fk.insn | wc -l)
+	if [ "$n" -ge 1 ]; then
+		t_pass "children: the forked child's own trace runs spin() ($n instructions at its entry)"
+	else
+		t_fail "children: the forked child's own trace runs spin()" "no spin+0x0 in task $A's trace"
+	fi
+	# User code only: the exec'd program's code comes after a stretch of
+	# kernel code without packets; its trace still decodes against the
+	# mappings of its exec.
+	if "$PTREC" record --emulate=system -q -o fku.data --emulate-truth fku.truth -e 'intel_pt//u' \
+		./forker >fku.out 2>fku.err; then
+		bad=
+		for t in $(awk '$1 == "B" { print $2 }' fku.truth | sort -u); do
+			r=$(insn_vs_truth fku "$t") || bad="$bad task $t: $r;"
+		done
+		if [ -z "$bad" ] && [ "$(awk '$1 == "B" { print $2 }' fku.truth | sort -u | wc -l)" -eq 4 ]; then
+			t_pass "children, user code: each of the 4 tasks' instruction trace = truth"
+		else
+			t_fail "children, user code: each of the 4 tasks' instruction trace = truth" "${bad:-not 4 tasks}"
+		fi
+	else
+		t_fail "children, user code: records" "$(cat fku.err)"
+	fi
+else
+	t_fail "children: records" "$(cat fk.err)"
 fi
 
 t_done
