@@ -917,6 +917,14 @@ bad:
 			       "for whole streams; got '%s'", arg);
 }
 
+/* -j's default: the online CPUs (1 to 256). */
+static int default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
 /* -j N: decoding threads. */
 static int parse_jobs(const char *arg, struct args *a)
 {
@@ -1112,7 +1120,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	prec_output_opts_init(&a->oo);
 	prec_import_opts_init(&a->io);
 	a->io.aux_by_ref = true;
-	a->oo.jobs = 1; /* parts do not pay for themselves yet: ptdump(1), PARALLEL DECODING */
+	a->oo.jobs = default_jobs();
 	while ((c = getopt_long(argc, argv, "i:j:o:qvVh", opts, NULL)) != -1) {
 		/* The option as written: argv[optind - 1], or the one before with its argument. */
 		const char *opt = argv[optind - 1];
