@@ -2,10 +2,13 @@
 /*
  * Loading a trace file's IMAGE chunks: memory follows the bytes the file
  * holds, never the size a chunk declares; repeated pieces cost nothing; a
- * chunk without a path is skipped. Files are written with the project's own
- * writer (prec_tfile_write_chunk for the hostile pieces).
+ * chunk without a path is skipped. AUX chunks left in the file are read by
+ * many threads at once through the session's shared chunk cache. Files are
+ * written with the project's own writer (prec_tfile_write_chunk for the
+ * hostile pieces).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -202,9 +205,121 @@ static void pieces_assemble(void)
 	prec_session_free(s);
 }
 
+/* ---- AUX chunks read by reference, by many readers at once ---- */
+
+#define AUX_CHUNK 16384
+#define AUX_CHUNKS 24          /* more than the cache's slots */
+
+static uint8_t aux_byte(uint64_t pos)
+{
+	return (uint8_t)((pos * 2654435761u) >> 13 ^ pos >> 9);
+}
+
+static int write_aux_file(void)
+{
+	struct prec_tfile_wopts o = { .level = 1, .chunk_size = AUX_CHUNK };
+	struct prec_tfile_event ev = { .name = "intel_pt//u", .pmu = "intel_pt",
+				       .flags = PREC_TFILE_EV_AUX };
+	struct prec_tfile_writer *w = NULL;
+	struct prec_tfile_machine m;
+	uint8_t b[AUX_CHUNK];
+	int err;
+
+	machine(&m);
+	ev.attr.type = 8;
+	ev.attr.size = PREC_ATTR_SIZE;
+	err = prec_tfile_writer_new(path, &o, &w);
+	if (err)
+		return err;
+	err = prec_tfile_write_machine(w, &m);
+	err = err ? err : prec_tfile_write_events(w, &ev, 1);
+	for (uint64_t c = 0; c < AUX_CHUNKS && !err; c++) {
+		for (size_t i = 0; i < sizeof(b); i++)
+			b[i] = aux_byte(c * AUX_CHUNK + i);
+		err = prec_tfile_write_aux(w, -1, 100, c * AUX_CHUNK, b, sizeof(b));
+	}
+	if (!err)
+		err = prec_tfile_writer_close(w, NULL);
+	prec_tfile_writer_free(w);
+	return err;
+}
+
+struct aux_reader {
+	const struct prec_session *s;
+	const struct prec_stream *st;
+	unsigned seed;
+	int reads, bad, err;
+};
+
+/* Reads random windows (within a chunk, across chunks, the whole stream) and checks each byte. */
+static void *aux_read(void *arg)
+{
+	struct aux_reader *a = arg;
+	struct prec_stream_reader r;
+	uint64_t len = a->st->len;
+
+	prec_stream_reader_init(&r, a->s, a->st);
+	for (int i = 0; i < a->reads && !a->err; i++) {
+		uint64_t lo = (uint64_t)rand_r(&a->seed) % len, n = 1 + (uint64_t)rand_r(&a->seed) %
+									      (3 * AUX_CHUNK);
+		uint64_t hi = PREC_MIN(len, lo + n);
+		const uint8_t *p;
+
+		if (i == 0)
+			lo = 0, hi = len;
+		a->err = prec_stream_read(&r, lo, hi, &p);
+		for (uint64_t k = lo; k < hi && !a->err; k++)
+			a->bad += p[k - lo] != aux_byte(k);
+		if (i % 3 == 0)
+			prec_stream_reader_trim(&r); /* the decoder trims after each window */
+	}
+	prec_stream_reader_fini(&r);
+	return NULL;
+}
+
+/*
+ * Twelve threads read one stream's 24 chunks at once: more readers than the
+ * cache has slots (the rest decompress on their own) and more chunks (slots
+ * are reused). Every byte must be the one written, in every thread.
+ */
+static void aux_chunks_shared(void)
+{
+	struct prec_load_report rep = { 0 };
+	struct prec_tfile_reader *r = NULL;
+	struct prec_session *s = prec_session_new();
+	struct aux_reader a[12];
+	pthread_t th[12];
+	struct prec_diag d;
+	int bad = 0, err = 0;
+
+	T_EQ_INT(write_aux_file(), 0);
+	T_EQ_INT(prec_load_open(path, &rep, &r, &d), 0);
+	rep.aux_by_ref = true;
+	T_EQ_INT(prec_load_session(s, r, &rep), 0);
+	T_EQ_INT(prec_session_nr_streams(s), 1);
+	if (prec_session_nr_streams(s) != 1)
+		goto out;
+	T_EQ_INT(prec_session_stream(s, 0)->len, AUX_CHUNKS * AUX_CHUNK);
+	T_OK(!prec_session_stream(s, 0)->data); /* by reference: read out of the file */
+	for (int i = 0; i < 12; i++) {
+		a[i] = (struct aux_reader){ s, prec_session_stream(s, 0), 7u * (unsigned)i + 1, 300, 0, 0 };
+		T_EQ_INT(pthread_create(&th[i], NULL, aux_read, &a[i]), 0);
+	}
+	for (int i = 0; i < 12; i++) {
+		pthread_join(th[i], NULL);
+		bad += a[i].bad;
+		err = err ? err : a[i].err;
+	}
+	T_EQ_INT(err, 0);
+	T_EQ_INT(bad, 0);
+out:
+	prec_tfile_reader_free(r);
+	prec_session_free(s);
+}
+
 static const struct t_case cases[] = {
 	T(empty_path), T(declared_size_not_allocated), T(repeated_pieces_count_once),
-	T(pieces_assemble),
+	T(pieces_assemble), T(aux_chunks_shared),
 };
 
 int main(int argc, char **argv)
