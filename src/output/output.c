@@ -67,6 +67,20 @@ struct prec_fmt_ctx {
 	char *buf;
 	size_t len;
 	size_t cap;               /* bytes allocated at buf, up to OUTBUF_SIZE */
+	uint64_t nflush;          /* flushes so far (a piece written since is in buf whole) */
+	/* the last line prefix written, for the next line of the same thread and time */
+	struct {
+		int tid, cpu;
+		uint64_t time;
+		size_t n;             /* 0: none */
+		char b[96];
+	} pfx;
+	/* the last object column written ("(%-*.*s)\t"), for the next of the same object */
+	struct {
+		const char *dso;
+		size_t n, dlen;       /* dlen: the bytes of dso in it */
+		char b[DSO_PAD + 4];
+	} dcol;
 	int werr;
 	bool plt_hid;             /* --no-plt folded the current event's line away */
 	int spacing;
@@ -189,6 +203,7 @@ static int flush_out(struct prec_fmt_ctx *f)
 	if (f->len && fwrite(f->buf, 1, f->len, f->out) != f->len)
 		f->werr = errno == EPIPE ? -EPIPE : -EIO;
 	f->len = 0;
+	f->nflush++;
 	return f->werr;
 }
 
@@ -249,7 +264,7 @@ static int out(struct prec_fmt_ctx *f, const char *fmt, ...)
  * Appending without printf: the pieces of the lines printed per event
  * (prefix, call lines). Each gives the same bytes as the printf format noted.
  */
-static void put(struct prec_fmt_ctx *f, const char *p, size_t n)
+static void put_slow(struct prec_fmt_ctx *f, const char *p, size_t n)
 {
 	if (f->werr)
 		return;
@@ -263,6 +278,17 @@ static void put(struct prec_fmt_ctx *f, const char *p, size_t n)
 	}
 	memcpy(f->buf + f->len, p, n);
 	f->len += n;
+}
+
+/* The common case first: room in the buffer (no flush where put_slow() would not flush). */
+static inline void put(struct prec_fmt_ctx *f, const char *p, size_t n)
+{
+	if (n <= f->cap - f->len && !f->werr) {
+		memcpy(f->buf + f->len, p, n);
+		f->len += n;
+		return;
+	}
+	put_slow(f, p, n);
 }
 
 static void put_spaces(struct prec_fmt_ctx *f, size_t n)
@@ -487,8 +513,41 @@ static const char *comm_at(struct prec_fmt_ctx *f, int tid, uint64_t time)
 	return f->comm_c.comm;
 }
 
-/* "%16s %7d [%03d] %5lu.%09lu: " */
+/*
+ * Keeps the bytes written since @start (with @nflush flushes then) in @b
+ * (@cap bytes) when they are all in the buffer still: their length, or 0.
+ */
+static size_t keep_piece(const struct prec_fmt_ctx *f, size_t start, uint64_t nflush, char *b,
+			 size_t cap)
+{
+	size_t n = f->len - start;
+
+	if (f->werr || f->nflush != nflush || f->len < start || n > cap)
+		return 0;
+	memcpy(b, f->buf + start, n);
+	return n;
+}
+
+static void prefix_put(struct prec_fmt_ctx *f, int tid, int cpu, uint64_t time);
+
+/* "%16s %7d [%03d] %5lu.%09lu: ", the same as the last line's for the same thread and time */
 static void prefix(struct prec_fmt_ctx *f, int tid, int cpu, uint64_t time)
+{
+	size_t start = f->len;
+	uint64_t nflush = f->nflush;
+
+	if (f->pfx.n && f->pfx.tid == tid && f->pfx.cpu == cpu && f->pfx.time == time) {
+		put(f, f->pfx.b, f->pfx.n);
+		return;
+	}
+	prefix_put(f, tid, cpu, time);
+	f->pfx.tid = tid;
+	f->pfx.cpu = cpu;
+	f->pfx.time = time;
+	f->pfx.n = keep_piece(f, start, nflush, f->pfx.b, sizeof(f->pfx.b));
+}
+
+static void prefix_put(struct prec_fmt_ctx *f, int tid, int cpu, uint64_t time)
 {
 	const char *comm = tid >= 0 ? comm_at(f, tid, ctx_time(f, time)) : "";
 
@@ -571,10 +630,21 @@ static int dso_name_col(struct prec_fmt_ctx *f, const char *dso, uint32_t depth,
 	size_t n;
 	int w;
 
-	/* "(%-*.*s)\t" with DSO_PAD, DSO_PAD - 1 */
-	put(f, "(", 1);
-	put_pad(f, d, strnlen(d, DSO_PAD - 1), DSO_PAD, true);
-	put(f, ")\t", 2);
+	/* "(%-*.*s)\t" with DSO_PAD, DSO_PAD - 1; the same as the last line's for the same object */
+	if (f->dcol.n && f->dcol.dso == d && !memcmp(d, f->dcol.b + 1, f->dcol.dlen) &&
+	    (f->dcol.dlen == DSO_PAD - 1 || !d[f->dcol.dlen])) {
+		put(f, f->dcol.b, f->dcol.n);
+	} else {
+		size_t start = f->len;
+		uint64_t nflush = f->nflush;
+
+		f->dcol.dlen = strnlen(d, DSO_PAD - 1);
+		put(f, "(", 1);
+		put_pad(f, d, f->dcol.dlen, DSO_PAD, true);
+		put(f, ")\t", 2);
+		f->dcol.dso = d;
+		f->dcol.n = keep_piece(f, start, nflush, f->dcol.b, sizeof(f->dcol.b));
+	}
 	if (!name && prec_loc_objoff(loc, buf, sizeof(buf)))
 		name = buf;
 	if (name) {
