@@ -175,11 +175,16 @@ $(SYS_PLUGIN): $(SYS_PLUGIN_SRC:emulate/%.c=$(B)/emu/%.o)
 	@echo "  LD      $@"
 	$(Q)$(CC) -shared -o $@ $^ $(IPT_LIBS) -lpthread
 
-# Static: the guest has no C library of its own.
+# Static: the guest has no C library of its own. libbpf reads the kernel's
+# BTF; its static archive needs libelf's and zlib's.
+GUEST_LIBS := $(shell $(PKG_CONFIG) --static --libs libbpf 2>/dev/null)
+ifeq ($(GUEST_LIBS),)
+GUEST_LIBS := -lbpf -lelf -lz
+endif
 $(GUEST_INIT): emulate/guest/ptrec-guest.c src/record/emusys_mb.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (guest init, static)"
-	$(Q)$(CC) -Isrc -O2 -g -static -std=gnu11 $(WARN) -o $@ $<
+	$(Q)$(CC) -Isrc -O2 -g -static -std=gnu11 $(WARN) -o $@ $< $(GUEST_LIBS)
 
 $(B)/emu/etm/%.o: emulate/etm/%.c
 	@mkdir -p $(dir $@)

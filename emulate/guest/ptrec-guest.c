@@ -38,6 +38,9 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
 #include "record/emusys_mb.h"
 
 static volatile struct prec_emusys_mb *mb;
@@ -101,146 +104,42 @@ static void copy_vdso(void)
 		fclose(f);
 }
 
-/* ---- the kernel's struct layout, from its BTF (include/uapi/linux/btf.h) ---- */
-
-struct btf {
-	const uint8_t *types, *strs;
-	uint32_t types_len, strs_len;
-	const uint8_t **type; /* type id -> its struct btf_type */
-	uint32_t ntypes;
-};
-
-enum { BTF_STRUCT = 4, BTF_UNION = 5, BTF_TYPEDEF = 8, BTF_VOLATILE = 9, BTF_CONST = 10,
-       BTF_RESTRICT = 11, BTF_TYPE_TAG = 18 };
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-/* The bytes after a type's 12-byte header, by kind and vlen. */
-static uint32_t btf_extra(uint32_t kind, uint32_t vlen)
-{
-	switch (kind) {
-	case 1: case 14: case 17: /* INT, VAR, DECL_TAG */
-		return 4;
-	case 3: /* ARRAY */
-		return 12;
-	case 4: case 5: case 15: case 19: /* STRUCT, UNION, DATASEC, ENUM64 */
-		return 12 * vlen;
-	case 6: case 13: /* ENUM, FUNC_PROTO */
-		return 8 * vlen;
-	default:
-		return 0;
-	}
-}
-
-/* Indexes the types of the BTF blob @b (@n bytes); 0 or -1. */
-static int btf_index(struct btf *bt, const uint8_t *b, size_t n)
-{
-	uint32_t hdr, off = 0, cap = 1 << 16;
-
-	if (n < 24 || b[0] != 0x9f || b[1] != 0xeb)
-		return -1;
-	hdr = rd32(b + 4);
-	if (hdr > n || rd32(b + 8) > n - hdr || rd32(b + 12) > n - hdr - rd32(b + 8) ||
-	    rd32(b + 16) > n - hdr || rd32(b + 20) > n - hdr - rd32(b + 16))
-		return -1;
-	bt->types = b + hdr + rd32(b + 8);
-	bt->types_len = rd32(b + 12);
-	bt->strs = b + hdr + rd32(b + 16);
-	bt->strs_len = rd32(b + 20);
-	bt->type = malloc(cap * sizeof(*bt->type));
-	bt->ntypes = 1; /* id 0 is void */
-	while (bt->type && off + 12 <= bt->types_len) {
-		uint32_t info = rd32(bt->types + off + 4);
-
-		if (bt->ntypes == cap)
-			bt->type = realloc(bt->type, (cap *= 2) * sizeof(*bt->type));
-		if (!bt->type)
-			break;
-		bt->type[bt->ntypes++] = bt->types + off;
-		off += 12 + btf_extra(info >> 24 & 0x1f, info & 0xffff);
-	}
-	return bt->type ? 0 : -1;
-}
-
-static const char *btf_str(const struct btf *bt, uint32_t off)
-{
-	return off < bt->strs_len ? (const char *)bt->strs + off : "";
-}
-
-/* Type @id without typedefs and qualifiers; NULL if unknown. */
-static const uint8_t *btf_resolve(const struct btf *bt, uint32_t id)
-{
-	for (int hops = 0; id && id < bt->ntypes && hops < 32; hops++) {
-		const uint8_t *t = bt->type[id];
-		uint32_t kind = rd32(t + 4) >> 24 & 0x1f;
-
-		if (kind != BTF_TYPEDEF && kind != BTF_VOLATILE && kind != BTF_CONST &&
-		    kind != BTF_RESTRICT && kind != BTF_TYPE_TAG)
-			return t;
-		id = rd32(t + 8);
-	}
-	return NULL;
-}
+/* ---- the kernel's struct layout, from its BTF (libbpf) ---- */
 
 /* The byte offset of member @name of struct or union @t (anonymous ones searched too); -1. */
-static long btf_member(const struct btf *bt, const uint8_t *t, const char *name, int depth)
+static long member_offset(const struct btf *btf, const struct btf_type *t, const char *name,
+			  int depth)
 {
-	uint32_t info = rd32(t + 4), kind = info >> 24 & 0x1f;
+	const struct btf_member *m;
 
-	if ((kind != BTF_STRUCT && kind != BTF_UNION) || depth > 8)
+	if (!btf_is_composite(t) || depth > 8)
 		return -1;
-	for (uint32_t i = 0; i < (info & 0xffff); i++) {
-		const uint8_t *m = t + 12 + 12 * i;
-		uint32_t bits = rd32(m + 8);
-		long sub;
+	m = btf_members(t);
+	for (uint32_t i = 0; i < btf_vlen(t); i++, m++) {
+		const char *mname = btf__name_by_offset(btf, m->name_off);
+		long off = (long)(btf_member_bit_offset(t, i) / 8), sub = -1;
+		int id;
 
-		if (info >> 31)
-			bits &= 0xffffff; /* kflag: the high byte is a bitfield's size */
-		if (!strcmp(btf_str(bt, rd32(m)), name))
-			return (long)(bits / 8);
-		if (rd32(m))
+		if (mname && !strcmp(mname, name))
+			return off;
+		if (m->name_off)
 			continue;
-		sub = btf_resolve(bt, rd32(m + 4)) ? btf_member(bt, btf_resolve(bt, rd32(m + 4)),
-							       name, depth + 1) : -1;
+		id = btf__resolve_type(btf, m->type); /* typedefs, qualifiers */
+		if (id > 0)
+			sub = member_offset(btf, btf__type_by_id(btf, (uint32_t)id), name, depth + 1);
 		if (sub >= 0)
-			return (long)(bits / 8) + sub;
+			return off + sub;
 	}
 	return -1;
 }
 
-static const uint8_t *btf_struct(const struct btf *bt, const char *name)
+/* The definition of struct @name; NULL if none. */
+static const struct btf_type *find_struct(const struct btf *btf, const char *name)
 {
-	for (uint32_t id = 1; id < bt->ntypes; id++) {
-		const uint8_t *t = bt->type[id];
+	int32_t id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
 
-		if ((rd32(t + 4) >> 24 & 0x1f) == BTF_STRUCT && (rd32(t + 4) & 0xffff) &&
-		    !strcmp(btf_str(bt, rd32(t)), name))
-			return t;
-	}
-	return NULL;
-}
-
-/* Reads the whole file @path into memory; its length in *@n, or NULL. */
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	int fd = open(path, O_RDONLY);
-	size_t cap = 1 << 20;
-	uint8_t *b = fd >= 0 ? malloc(cap) : NULL;
-	ssize_t r;
-
-	*n = 0;
-	while (b && (r = read(fd, b + *n, cap - *n)) > 0)
-		if ((*n += (size_t)r) == cap)
-			b = realloc(b, cap *= 2);
-	if (fd >= 0)
-		close(fd);
-	return b;
+	return t && btf_vlen(t) ? t : NULL;
 }
 
 /*
@@ -254,34 +153,34 @@ static void learn_layout(void)
 	volatile uint32_t *out[] = { &mb->task_pid, &mb->task_tgid, &mb->task_real_parent,
 				     &mb->task_comm, &mb->task_tasks, &mb->task_signal,
 				     &mb->task_thread_node };
-	struct btf bt = { 0 };
-	size_t n;
-	uint8_t *b;
-	const uint8_t *task, *sig;
+	struct btf *btf;
+	const struct btf_type *task = NULL, *sig = NULL;
 	long off;
 	int ok = 1;
 
 	mkdir("/sys", 0755);
 	mount("sysfs", "/sys", "sysfs", 0, NULL);
-	b = slurp("/sys/kernel/btf/vmlinux", &n);
-	if (!b || btf_index(&bt, b, n) < 0 || !(task = btf_struct(&bt, "task_struct")) ||
-	    !(sig = btf_struct(&bt, "signal_struct"))) {
+	libbpf_set_print(NULL); /* its warnings would go to the console */
+	btf = btf__parse_raw("/sys/kernel/btf/vmlinux");
+	if (btf) {
+		task = find_struct(btf, "task_struct");
+		sig = find_struct(btf, "signal_struct");
+	}
+	if (!task || !sig) {
 		say("ptrec-guest: the kernel has no BTF: its children are not traced\n");
-		free(b);
-		free(bt.type);
+		btf__free(btf);
 		return;
 	}
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		off = btf_member(&bt, task, names[i], 0);
+		off = member_offset(btf, task, names[i], 0);
 		ok &= off >= 0;
 		*out[i] = (uint32_t)off;
 	}
-	off = btf_member(&bt, sig, "thread_head", 0);
+	off = member_offset(btf, sig, "thread_head", 0);
 	ok &= off >= 0;
 	mb->signal_thread_head = (uint32_t)off;
 	mb->layout_ok = ok ? PREC_EMUSYS_MB_LAYOUT : 0;
-	free(b);
-	free(bt.type);
+	btf__free(btf);
 }
 
 static char **read_argv(void)
