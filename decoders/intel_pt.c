@@ -2103,7 +2103,13 @@ static int par_init(struct ipt *d, int jobs)
 		free(p);
 		return 0;
 	}
-	p->ahead = PREC_MIN((size_t)jobs + 1, (size_t)PAR_MAX);
+	/*
+	 * Two parts a worker: while the view takes one part, the workers have
+	 * the next ones to go on with (with one each, they waited for the view
+	 * whenever it was slower for a part; on 2 CPUs -j2 --call-trace took
+	 * 2.5 s where it takes 2.3 s with two each).
+	 */
+	p->ahead = PREC_MIN(2 * (size_t)jobs + 1, (size_t)PAR_MAX);
 	p->part_bytes = part_bytes(d, 1);
 	carry_get(d, &p->cur);
 	d->par = p;
