@@ -1067,23 +1067,23 @@ size_t prec_loc_objoff(const struct prec_loc *loc, char *buf, size_t size)
 /* ---- libipt ---- */
 #ifndef PREC_NO_LIBIPT
 
-static int add_section(struct prec_images *im, struct pt_image *img, const char *file,
+static int add_section(struct pt_image_section_cache *isc, struct pt_image *img, const char *file,
 		       uint64_t foff, uint64_t size, uint64_t vaddr)
 {
 	int isid;
 
 	if (!size)
 		return 0;
-	isid = pt_iscache_add_file(im->isc, file, foff, size, vaddr);
+	isid = pt_iscache_add_file(isc, file, foff, size, vaddr);
 	if (isid < 0)
 		return -PREC_E_DECODE;
-	if (pt_image_add_cached(img, im->isc, isid, NULL) < 0)
+	if (pt_image_add_cached(img, isc, isid, NULL) < 0)
 		return -PREC_E_DECODE;
 	return 0;
 }
 
-static int add_map_sections(struct prec_images *im, struct pt_image *img,
-			    const struct prec_map *m)
+static int add_map_sections(struct prec_images *im, struct pt_image_section_cache *isc,
+			    struct pt_image *img, const struct prec_map *m)
 {
 	struct prec_dso *d = m->dso;
 	uint64_t len = m->end - m->start;
@@ -1094,7 +1094,7 @@ static int add_map_sections(struct prec_images *im, struct pt_image *img,
 	if (d->src == SRC_DISK) {
 		if (m->pgoff >= d->disk_size)
 			return 0;
-		return add_section(im, img, d->disk_path, m->pgoff,
+		return add_section(isc, img, d->disk_path, m->pgoff,
 				   PREC_MIN(len, d->disk_size - m->pgoff), m->start);
 	}
 	for (i = 0; i < d->nr_imgs; i++) {
@@ -1104,7 +1104,7 @@ static int add_map_sections(struct prec_images *im, struct pt_image *img,
 
 		if (lo >= hi)
 			continue;
-		err = add_section(im, img, im->memfd_path,
+		err = add_section(isc, img, im->memfd_path,
 				  im->img_off[d->imgs[i]] + (lo - e->file_offset), hi - lo,
 				  m->start + (lo - m->pgoff));
 		if (err)
@@ -1113,36 +1113,69 @@ static int add_map_sections(struct prec_images *im, struct pt_image *img,
 	return 0;
 }
 
-struct pt_image *prec_aspace_pt_image(struct prec_aspace *as)
+/* A new libipt image of @as with its sections in @isc. */
+static struct pt_image *build_image(struct prec_aspace *as, struct pt_image_section_cache *isc)
 {
 	struct prec_images *im = as->im;
 	size_t i, nk = prec_session_nr_kernel_text(im->s);
+	struct pt_image *img;
 	char name[32];
 
-	if (as->pt || as->pt_failed)
-		return as->pt;
 	snprintf(name, sizeof(name), "pid %d", as->pid);
-	as->pt = pt_image_alloc(name);
-	if (!as->pt) {
-		as->pt_failed = true;
+	img = pt_image_alloc(name);
+	if (!img)
 		return NULL;
-	}
 	for (i = 0; i < as->n; i++)
-		add_map_sections(im, as->pt, &as->maps[i]);
+		add_map_sections(im, isc, img, &as->maps[i]);
 	for (i = 0; i < nk; i++) {
 		const void *b;
 		uint64_t addr;
 		size_t size;
 
 		prec_session_kernel_text(im->s, i, &addr, &b, &size);
-		add_section(im, as->pt, im->memfd_path, im->ktext_off[i], size, addr);
+		add_section(isc, img, im->memfd_path, im->ktext_off[i], size, addr);
 	}
+	return img;
+}
+
+struct pt_image *prec_aspace_pt_image(struct prec_aspace *as)
+{
+	if (as->pt || as->pt_failed)
+		return as->pt;
+	as->pt = build_image(as, as->im->isc);
+	as->pt_failed = !as->pt;
 	return as->pt;
+}
+
+struct pt_image *prec_aspace_pt_image_in(struct prec_aspace *as,
+					 struct pt_image_section_cache *isc)
+{
+	return build_image(as, isc);
+}
+
+struct pt_image_section_cache *prec_iscache_new(void)
+{
+	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
+
+	if (isc)
+		pt_iscache_set_limit(isc, ISCACHE_LIMIT);
+	return isc;
 }
 
 #else
 /* Built without libipt (see the Makefile's NO_LIBIPT): there are no libipt images. */
 struct pt_image *prec_aspace_pt_image(struct prec_aspace *as)
+{
+	return NULL;
+}
+
+struct pt_image *prec_aspace_pt_image_in(struct prec_aspace *as,
+					 struct pt_image_section_cache *isc)
+{
+	return NULL;
+}
+
+struct pt_image_section_cache *prec_iscache_new(void)
 {
 	return NULL;
 }

@@ -121,6 +121,16 @@ size_t prec_loc_objoff(const struct prec_loc *loc, char *buf, size_t size);
  * on allocation failure.
  */
 struct pt_image *prec_aspace_pt_image(struct prec_aspace *as);
+/*
+ * A new libipt image of @as (the caller frees it) whose sections are in
+ * @isc, an image section cache from prec_iscache_new() (the caller frees
+ * it with pt_iscache_free() after the images): a decoder thread with a
+ * cache of its own shares no section, and so no section lock, with the
+ * others. NULL on allocation failure.
+ */
+struct pt_image *prec_aspace_pt_image_in(struct prec_aspace *as,
+					 struct pt_image_section_cache *isc);
+struct pt_image_section_cache *prec_iscache_new(void);
 struct pt_image_section_cache *prec_images_iscache(struct prec_images *im);
 
 /* The symbol table of the kernel (from kallsyms), or NULL. */
