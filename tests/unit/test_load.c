@@ -34,6 +34,22 @@ static void machine(struct prec_tfile_machine *m)
 	m->time_mult = 1;
 }
 
+/* A new file at path with its MACHINE and EVENTS chunks (event @ev). */
+static int writer_open(const struct prec_tfile_wopts *o, struct prec_tfile_event *ev,
+		       struct prec_tfile_writer **w)
+{
+	struct prec_tfile_machine m;
+	int err;
+
+	machine(&m);
+	ev->attr.size = PREC_ATTR_SIZE;
+	err = prec_tfile_writer_new(path, o, w);
+	if (err)
+		return err;
+	err = prec_tfile_write_machine(*w, &m);
+	return err ? err : prec_tfile_write_events(*w, ev, 1);
+}
+
 /* A file with MACHINE, EVENTS (a tracking event) and the given IMAGE pieces. */
 struct piece {
 	const char *path;     /* "" for an empty path */
@@ -49,19 +65,12 @@ static int write_file(const struct piece *pc, size_t npc)
 	struct prec_tfile_event ev = { .name = "dummy:u", .pmu = "software",
 				       .flags = PREC_TFILE_EV_TRACKING };
 	struct prec_tfile_writer *w = NULL;
-	struct prec_tfile_machine m;
 	size_t i;
 	int err;
 
-	machine(&m);
 	ev.attr.type = PERF_TYPE_SOFTWARE;
 	ev.attr.config = PERF_COUNT_SW_DUMMY;
-	ev.attr.size = PREC_ATTR_SIZE;
-	err = prec_tfile_writer_new(path, &o, &w);
-	if (err)
-		return err;
-	err = prec_tfile_write_machine(w, &m);
-	err = err ? err : prec_tfile_write_events(w, &ev, 1);
+	err = writer_open(&o, &ev, &w);
 	for (i = 0; i < npc && !err; i++) {
 		struct prec_tfile_image img = { .path = pc[i].path, .size = pc[i].size };
 		struct prec_buf b = { 0 };
@@ -221,18 +230,11 @@ static int write_aux_file(void)
 	struct prec_tfile_event ev = { .name = "intel_pt//u", .pmu = "intel_pt",
 				       .flags = PREC_TFILE_EV_AUX };
 	struct prec_tfile_writer *w = NULL;
-	struct prec_tfile_machine m;
 	uint8_t b[AUX_CHUNK];
 	int err;
 
-	machine(&m);
 	ev.attr.type = 8;
-	ev.attr.size = PREC_ATTR_SIZE;
-	err = prec_tfile_writer_new(path, &o, &w);
-	if (err)
-		return err;
-	err = prec_tfile_write_machine(w, &m);
-	err = err ? err : prec_tfile_write_events(w, &ev, 1);
+	err = writer_open(&o, &ev, &w);
 	for (uint64_t c = 0; c < AUX_CHUNKS && !err; c++) {
 		for (size_t i = 0; i < sizeof(b); i++)
 			b[i] = aux_byte(c * AUX_CHUNK + i);
