@@ -134,6 +134,56 @@ static struct prec_session *new_session(void)
 	return s;
 }
 
+/* One record of each kind parse_records() checks, and one of an unknown type, into @b. */
+static void sample_records(struct sbuf *b, const uint8_t *bid)
+{
+	size_t at;
+
+	mmap2(b, 10, 11, 0x400000, 0x2000, 0x1000, PROT_READ | PROT_EXEC, "/bin/true", bid, 20,
+	      100);
+	comm(b, 10, 11, "true", true, 90);
+	fork_rec(b, PERF_RECORD_FORK, 12, 10, 12, 11, 110);
+	fork_rec(b, PERF_RECORD_EXIT, 12, 10, 12, 11, 120);
+	/* PERF_RECORD_MMAP (v1), kernel text */
+	at = begin(b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+	put32x2(b, (uint32_t)-1, 0);
+	put64(b, 0xffffffff81000000ull);
+	put64(b, 0x1000000);
+	put64(b, 0xffffffff81000000ull);
+	str(b, "[kernel.kallsyms]_text");
+	end(b, at, -1, 0, 5, 0, 1);
+	/* switch out (preempted), cpu-wide */
+	at = begin(b, PERF_RECORD_SWITCH_CPU_WIDE,
+		   PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	put32x2(b, 20, 21);
+	end(b, at, 10, 11, 130, 2, 1);
+	at = begin(b, PERF_RECORD_ITRACE_START, 0);
+	put32x2(b, 10, 11);
+	end(b, at, 10, 11, 80, 2, 1);
+	at = begin(b, PERF_RECORD_AUX, 0);
+	put64(b, 4096);
+	put64(b, 512);
+	put64(b, PERF_AUX_FLAG_TRUNCATED);
+	end(b, at, 10, 11, 140, 2, 1);
+	at = begin(b, PERF_RECORD_LOST, 0);
+	put64(b, 1);
+	put64(b, 33);
+	end(b, at, 10, 11, 150, 2, 1);
+	/* a trigger sample: IDENTIFIER IP TID TIME CPU PERIOD */
+	at = begin(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	put64(b, 7);
+	put64(b, 0x401234);
+	put32x2(b, 10, 11);
+	put64(b, 160);
+	put32x2(b, 3, 0);
+	put64(b, 1);
+	fix_size(b, at);
+	/* an unknown record type is skipped */
+	at = begin(b, 200, 0);
+	put64(b, 0);
+	fix_size(b, at);
+}
+
 static void parse_records(void)
 {
 	static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
@@ -148,52 +198,9 @@ static void parse_records(void)
 	struct prec_session *s = new_session();
 	struct sbuf b = { .n = 0 };
 	const struct prec_sb *r;
-	size_t at;
 
 	T_EQ_INT(prec_session_add_event(s, &trig, &tid7, 1), 1);
-	mmap2(&b, 10, 11, 0x400000, 0x2000, 0x1000, PROT_READ | PROT_EXEC, "/bin/true", bid, 20,
-	      100);
-	comm(&b, 10, 11, "true", true, 90);
-	fork_rec(&b, PERF_RECORD_FORK, 12, 10, 12, 11, 110);
-	fork_rec(&b, PERF_RECORD_EXIT, 12, 10, 12, 11, 120);
-	/* PERF_RECORD_MMAP (v1), kernel text */
-	at = begin(&b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
-	put32x2(&b, (uint32_t)-1, 0);
-	put64(&b, 0xffffffff81000000ull);
-	put64(&b, 0x1000000);
-	put64(&b, 0xffffffff81000000ull);
-	str(&b, "[kernel.kallsyms]_text");
-	end(&b, at, -1, 0, 5, 0, 1);
-	/* switch out (preempted), cpu-wide */
-	at = begin(&b, PERF_RECORD_SWITCH_CPU_WIDE,
-		   PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
-	put32x2(&b, 20, 21);
-	end(&b, at, 10, 11, 130, 2, 1);
-	at = begin(&b, PERF_RECORD_ITRACE_START, 0);
-	put32x2(&b, 10, 11);
-	end(&b, at, 10, 11, 80, 2, 1);
-	at = begin(&b, PERF_RECORD_AUX, 0);
-	put64(&b, 4096);
-	put64(&b, 512);
-	put64(&b, PERF_AUX_FLAG_TRUNCATED);
-	end(&b, at, 10, 11, 140, 2, 1);
-	at = begin(&b, PERF_RECORD_LOST, 0);
-	put64(&b, 1);
-	put64(&b, 33);
-	end(&b, at, 10, 11, 150, 2, 1);
-	/* a trigger sample: IDENTIFIER IP TID TIME CPU PERIOD */
-	at = begin(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	put64(&b, 7);
-	put64(&b, 0x401234);
-	put32x2(&b, 10, 11);
-	put64(&b, 160);
-	put32x2(&b, 3, 0);
-	put64(&b, 1);
-	fix_size(&b, at);
-	/* an unknown record type is skipped */
-	at = begin(&b, 200, 0);
-	put64(&b, 0);
-	fix_size(&b, at);
+	sample_records(&b, bid);
 
 	T_EQ_INT(prec_session_add_sideband(s, b.b, b.n, 2), 10);
 	T_EQ_INT(prec_session_finalize(s), 0);
