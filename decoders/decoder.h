@@ -160,7 +160,7 @@ struct prec_tev {
 		 * interrupts: PREC_BR_INTERRUPT with a target; rets:
 		 * PREC_BR_RETURN; branches: every kind).
 		 */
-		struct {
+		struct prec_tev_counts {
 			uint64_t insns;
 			uint32_t blocks, branches, calls, rets, syscalls, interrupts;
 		} counts;

@@ -209,6 +209,29 @@ static uint64_t stream_off(const struct ipt *d, uint64_t off)
 				  prec_stream_offset(d->st, off);
 }
 
+/*
+ * Sets @e's header: @type, @time and @tsc, the context, the offset where the
+ * decoder is. Events are hot: only the header and the small union members
+ * are cleared.
+ */
+static void head(struct ipt *d, struct prec_tev *e, enum prec_tev_type type, uint64_t time,
+		 uint64_t tsc)
+{
+	memset(e, 0, offsetof(struct prec_tev, u) + 32);
+	e->type = type;
+	e->time = time;
+	e->tsc = tsc;
+	e->cpu = d->cpu;
+	e->pid = d->pid;
+	e->tid = d->tid;
+	if (d->dec) {
+		uint64_t off = 0;
+
+		pt_blk_get_offset(d->dec, &off);
+		e->offset = stream_off(d, off);
+	}
+}
+
 /* opts.counts: queues the counts summed so far. */
 static void agg_flush(struct ipt *d)
 {
@@ -225,20 +248,7 @@ static struct prec_tev *push(struct ipt *d, enum prec_tev_type type)
 	agg_flush(d);
 	e = prec_evq_push(&d->q);
 
-	/* Events are hot: clear the header and the small union members only. */
-	memset(e, 0, offsetof(struct prec_tev, u) + 32);
-	e->type = type;
-	e->time = d->have_time ? d->time : 0;
-	e->tsc = d->have_time ? d->tsc : 0;
-	e->cpu = d->cpu;
-	e->pid = d->pid;
-	e->tid = d->tid;
-	if (d->dec) {
-		uint64_t off = 0;
-
-		pt_blk_get_offset(d->dec, &off);
-		e->offset = stream_off(d, off);
-	}
+	head(d, e, type, d->have_time ? d->time : 0, d->have_time ? d->tsc : 0);
 	return e;
 }
 
@@ -247,8 +257,7 @@ static struct prec_tev *push(struct ipt *d, enum prec_tev_type type)
  * those summed so far when nothing else came between and the time, CPU and
  * thread are the same, else new ones (the others queued first).
  */
-static __typeof__(((struct prec_tev *)0)->u.counts) *count_at(struct ipt *d, uint64_t time,
-							       uint64_t tsc)
+static struct prec_tev_counts *count_at(struct ipt *d, uint64_t time, uint64_t tsc)
 {
 	struct prec_tev *a = &d->agg;
 
@@ -256,19 +265,7 @@ static __typeof__(((struct prec_tev *)0)->u.counts) *count_at(struct ipt *d, uin
 	    a->pid == d->pid && a->tid == d->tid)
 		return &a->u.counts;
 	agg_flush(d);
-	memset(a, 0, offsetof(struct prec_tev, u) + sizeof(a->u.counts));
-	a->type = PREC_TEV_COUNTS;
-	a->time = time;
-	a->tsc = tsc;
-	a->cpu = d->cpu;
-	a->pid = d->pid;
-	a->tid = d->tid;
-	if (d->dec) {
-		uint64_t off = 0;
-
-		pt_blk_get_offset(d->dec, &off);
-		a->offset = stream_off(d, off);
-	}
+	head(d, a, PREC_TEV_COUNTS, time, tsc);
 	d->agg_open = true;
 	return &a->u.counts;
 }
@@ -561,7 +558,7 @@ static enum prec_br_kind resolve_pending(struct ipt *d, uint64_t to)
 		return kind;
 	if (d->opts.counts) {
 		uint64_t tsc = d->pend_tsc ? d->pend_tsc : d->have_time ? d->tsc : 0;
-		__typeof__(d->agg.u.counts) *c = count_at(d, d->pend_tsc ?
+		struct prec_tev_counts *c = count_at(d, d->pend_tsc ?
 			prec_session_tsc_to_time(d->s, d->pend_tsc) : d->have_time ? d->time : 0, tsc);
 
 		c->branches++;
@@ -1186,7 +1183,7 @@ static void handle_block(struct ipt *d, const struct pt_block *b)
 	flush_abort(d, 0);
 	resolve_pending(d, b->ip);
 	if (d->opts.counts) {
-		__typeof__(d->agg.u.counts) *c = count_at(d, d->have_time ? d->time : 0,
+		struct prec_tev_counts *c = count_at(d, d->have_time ? d->time : 0,
 							  d->have_time ? d->tsc : 0);
 
 		c->blocks++;
