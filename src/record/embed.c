@@ -127,8 +127,7 @@ static int add(struct prec_mapset *s, const struct mapping *nm, int32_t pid)
 	s->at[s->nat++] = (struct placed){ pid, i, nm->addr, nm->len, nm->pgoff };
 	if (i < s->n)
 		return 0;
-	if (PREC_ARRAY_RESERVE(s->m, s->n, 1))
-		return -ENOMEM;
+	/* Room was made above, under the lock: reserving again here could move s->m. */
 	s->m[s->n] = *nm;
 	s->m[s->n].pid = pid;
 	s->m[s->n].path = strdup(nm->path);
