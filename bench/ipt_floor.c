@@ -15,6 +15,9 @@
  *   --ptdump-config 1        the block decoder configured as ptdump's is
  *                            (blocks end at calls and jumps, tick events):
  *                            the same libipt work that ptdump's views need
+ * The sections go through a libipt section cache that keeps them mapped, as
+ * ptdump's do: without it the block decoder maps and unmaps a file's segment
+ * each time the trace moves from one file to another.
  * Prints one line: instructions, blocks, errors, seconds, and the rates.
  */
 #include <errno.h>
@@ -37,6 +40,24 @@ static void die(const char *what, const char *arg)
 {
 	fprintf(stderr, "ipt_floor: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
 	exit(2);
+}
+
+/* Mapped sections the cache keeps: all of them here (ptdump keeps up to 1 GiB). */
+#define ISCACHE_LIMIT (1ull << 30)
+static struct pt_image_section_cache *iscache;
+
+static int add_section(struct pt_image *img, const char *path, uint64_t off, uint64_t size,
+		       uint64_t at)
+{
+	int isid;
+
+	if (!iscache) {
+		iscache = pt_iscache_alloc("floor");
+		if (!iscache || pt_iscache_set_limit(iscache, ISCACHE_LIMIT) < 0)
+			die("libipt: cannot make a section cache", NULL);
+	}
+	isid = pt_iscache_add_file(iscache, path, off, size, at);
+	return isid < 0 ? isid : pt_image_add_cached(img, iscache, isid, NULL);
 }
 
 /* --elf FILE[:BASE] */
@@ -76,7 +97,7 @@ static void add_elf(struct pt_image *img, const char *arg)
 		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
 			continue;
 		at = has_base ? base + (ph.p_vaddr - low) : ph.p_vaddr;
-		if (pt_image_add_file(img, path, ph.p_offset, ph.p_filesz, NULL, at) < 0)
+		if (add_section(img, path, ph.p_offset, ph.p_filesz, at) < 0)
 			die("libipt refused a segment of", path);
 	}
 	elf_end(e);
@@ -99,7 +120,7 @@ static void add_raw(struct pt_image *img, const char *arg)
 		die("--raw wants FILE:FROM-TO:ADDR", arg);
 	path[c1 - path] = 0;
 	at = strtoull(c2 + 1, NULL, 0);
-	if (pt_image_add_file(img, path, from, to - from, NULL, at) < 0)
+	if (add_section(img, path, from, to - from, at) < 0)
 		die("libipt refused", arg);
 }
 
@@ -237,5 +258,6 @@ int main(int argc, char **argv)
 	       insns, blocks, errors, s, (double)len / 1e6 / s, (double)insns / 1e6 / s);
 	pt_blk_free_decoder(dec);
 	pt_image_free(img);
+	pt_iscache_free(iscache);
 	return 0;
 }
