@@ -52,7 +52,17 @@ for tid, names in segs:
     t = exp.get(tid, [])
     n = len(names)
     if not any(t[i:i + n] == names for i in range(len(t) - n + 1)):
-        print("thread %s: a piece of %d calls is not in the truth, from: %s" % (tid, n, names[:5]))
+        # Where it parts from the truth: the longest run from a start that matches.
+        best, at = -1, 0
+        for i in range(len(t)):
+            k = 0
+            while k < n and i + k < len(t) and t[i + k] == names[k]:
+                k += 1
+            if k > best:
+                best, at = k, i
+        print("thread %s: a piece of %d calls is not in the truth (%d calls): from truth line %d"
+              " the first %d agree; then got %s, truth %s" %
+              (tid, n, len(t), at, best, names[best:best + 4], t[at + best:at + best + 4]))
         sys.exit(1)
     matched += n
 print("segments %d matched %d" % (len(segs), matched))
