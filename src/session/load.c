@@ -200,7 +200,7 @@ static void pending_release(struct pending *p)
 	p->npc = 0;
 }
 
-/* All pieces are there: one buffer, into the session. */
+/* All pieces are there: one buffer, which the session takes. */
 static int pending_complete(struct prec_session *s, struct pending *p)
 {
 	uint8_t *buf = malloc(p->img.size ? p->img.size : 1);
@@ -221,9 +221,8 @@ static int pending_complete(struct prec_session *s, struct pending *p)
 			.size = p->img.size,
 		};
 
-		err = prec_session_add_image(s, &d);
+		err = prec_session_take_image(s, &d);
 	}
-	free(buf);
 	pending_release(p);
 	p->done = true;
 	return err;

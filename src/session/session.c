@@ -1230,15 +1230,17 @@ uint32_t prec_session_nr_snapshots(const struct prec_session *s)
 
 /* ---- images ---- */
 
-int prec_session_add_image(struct prec_session *s, const struct prec_image_desc *d)
+/* Adds a copy of @d; with @take, @d->bytes (from malloc) becomes the session's, even on failure. */
+static int add_image(struct prec_session *s, const struct prec_image_desc *d, bool take)
 {
 	struct prec_image_desc *n, c;
 
-	if (s->finalized)
-		return -EBUSY;
-	if (!d || !d->path || (!d->bytes && d->size) ||
-	    d->build_id_size > PREC_BUILD_ID_MAX || (d->build_id_size && !d->build_id))
-		return -EINVAL;
+	if (s->finalized || !d || !d->path || (!d->bytes && d->size) ||
+	    d->build_id_size > PREC_BUILD_ID_MAX || (d->build_id_size && !d->build_id)) {
+		if (take && d)
+			free((void *)d->bytes);
+		return s->finalized ? -EBUSY : -EINVAL;
+	}
 	memset(&c, 0, sizeof(c));
 	c.path = strdup(d->path);
 	c.build_id_size = d->build_id_size;
@@ -1249,9 +1251,13 @@ int prec_session_add_image(struct prec_session *s, const struct prec_image_desc 
 	}
 	c.file_offset = d->file_offset;
 	c.size = d->size;
-	c.bytes = malloc(d->size ? d->size : 1);
-	if (c.bytes)
-		memcpy((void *)c.bytes, d->bytes, d->size);
+	if (take) {
+		c.bytes = d->bytes;
+	} else {
+		c.bytes = malloc(d->size ? d->size : 1);
+		if (c.bytes)
+			memcpy((void *)c.bytes, d->bytes, d->size);
+	}
 	n = realloc(s->images, (s->nr_images + 1) * sizeof(*n));
 	if (!c.path || !c.bytes || (d->build_id_size && !c.build_id) || !n) {
 		if (n)
@@ -1264,6 +1270,16 @@ int prec_session_add_image(struct prec_session *s, const struct prec_image_desc 
 	s->images = n;
 	s->images[s->nr_images++] = c;
 	return 0;
+}
+
+int prec_session_add_image(struct prec_session *s, const struct prec_image_desc *d)
+{
+	return add_image(s, d, false);
+}
+
+int prec_session_take_image(struct prec_session *s, const struct prec_image_desc *d)
+{
+	return add_image(s, d, true);
 }
 
 int prec_session_add_kernel_text(struct prec_session *s, uint64_t addr,

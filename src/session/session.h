@@ -347,6 +347,8 @@ int prec_session_add_aux_lost(struct prec_session *s, int cpu, int tid, uint64_t
 
 /* Adds an embedded code image (copied). Returns 0, -EINVAL, -ENOMEM, -EBUSY. */
 int prec_session_add_image(struct prec_session *s, const struct prec_image_desc *d);
+/* The same, but @d->bytes (from malloc) becomes the session's, also on failure: no copy. */
+int prec_session_take_image(struct prec_session *s, const struct prec_image_desc *d);
 /* Adds kernel text bytes at virtual address @addr. */
 int prec_session_add_kernel_text(struct prec_session *s, uint64_t addr,
 				 const void *bytes, size_t size);
