@@ -36,8 +36,10 @@ struct sys_trig {
 	int action; /* enum sys_act */
 	int kind;   /* enum sys_tk */
 	char sym[128];
-	uint64_t addr; /* resolved from the guest's symbols, or given (@user) */
-	int user;      /* a uprobe: @addr is in the workload's executable */
+	uint64_t addr; /* resolved from the guest's symbols (not @user) */
+	int user;      /* a uprobe: slot @slot of the mailbox's uprobe_pa */
+	int slot;
+	uint64_t pa;   /* ...the guest-physical address of the probed instruction */
 	/* SYS_TK_INSNS: every @period instructions of the workload, user and/or kernel */
 	uint64_t period, next;
 	int u, k;
@@ -48,6 +50,7 @@ struct sys_tb {
 	uint64_t start, last, next, target;
 	uint32_t ninsn;
 	uint8_t kind;  /* enum emu_br */
+	uint64_t uprobes; /* the user triggers (bit j: sys_cfg.trig[j]) at the block's start */
 	uint64_t insn[]; /* each instruction's address */
 };
 
@@ -77,6 +80,11 @@ int sys_guest_learn(void);
 uint64_t sys_guest_sym(const char *name);
 /* The current task (task_struct address) of CPU 0; 0 if unreadable. */
 uint64_t sys_guest_current(void);
+/*
+ * The guest-physical address of @haddr, an address in QEMU's own mapping of
+ * the guest's RAM (qemu_plugin_insn_haddr()); 0 if it is not in it.
+ */
+uint64_t sys_guest_phys_of_host(const void *haddr);
 /* The mailbox's pid of the workload. */
 int sys_guest_workload_pid(void);
 
