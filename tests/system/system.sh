@@ -238,12 +238,6 @@ elif timed base_ms "$PTREC" record --emulate=system --kcore -q -o uk.data --emul
 	else
 		t_fail "uprobe window: records" "$(cat up.err)"
 	fi
-	# A PIE program's load address is the guest's choice: refused before the boot.
-	if cc -pie -fPIE -o pie "$TOP/tests/progs/calls.c" 2>cc.err; then
-		"$PTREC" record --emulate=system -q -o pie.data \
-			-e '{intel_pt/aux-start-paused/u,uprobe:./pie:main/aux-resume/}' ./pie >pie.out 2>pie.err
-		t_match "uprobe on a PIE program: refused, with the reason" 'non-PIE executable' "$(cat pie.err)"
-	fi
 	# Snapshot mode through the model: the AUX area in overwrite mode, one
 	# snapshot at the end; the whole run's trace fits in 64 KiB, so the
 	# snapshot decodes to the whole truth.
@@ -344,6 +338,69 @@ else
 	t_eq "--snapshot-limit 1: one snapshot, on the signal" "1 on SIGUSR2" \
 		"$("$PTDUMP" --info lim.data | awk '/^snapshots:/ { on = 1; next }
 			on && $1 ~ /^#/ { n++; w = $(NF - 1) " " $NF } END { print n + 0 " " w }')"
+fi
+
+# ---- uprobes on a PIE program and on a shared library ----
+# The guest's loader picks the bases (ASLR on); the probe is a file's page,
+# wherever a process maps it. The program prints where the guest put work()
+# and libc's getppid(); each probe's samples must be at that address, in
+# the parent (3 calls) and in its forked child (1 call), and the window they
+# open and close must decode to the tracer's truth.
+# uprobe_window NAME LABEL WANT SPEC: records pieprobe 3 with SPEC; WANT is
+# the program's line naming the probed function's address.
+uprobe_window() {
+	local n=$1 l=$2 want at calls
+	if ! "$PTREC" record --emulate=system -q -o "$n.data" --emulate-truth "$n.truth" -e "$4" \
+		./pieprobe 3 >"$n.out" 2>"$n.err"; then
+		t_fail "$l: records" "$(cat "$n.err")"
+		return 1
+	fi
+	if r=$(insn_vs_truth "$n"); then
+		t_pass "$l: instruction trace = truth ($r)"
+	else
+		t_fail "$l: instruction trace = truth" "$r"
+	fi
+	want=$(awk -v w="$3" '$1 == w { sub(/^0x/, "", $2); print $2 }' "$n.out")
+	read -r _ pid < <(grep '^pid ' "$n.out")
+	read -r _ child _ < <(grep '^child ' "$n.out")
+	calls=$("$PTDUMP" --call-trace "$n.data" 2>&1)
+	# tid, address and count of the resumes
+	at=$(awk '/ resume trigger uprobe:/ { for (i = 1; i < NF; i++) if ($i == "at") print $2, $(i + 1) }' <<<"$calls" |
+		sed 's/ 0x/ /' | sort -n | uniq -c | awk '{ print $2, $3, $1 }' | paste -sd';')
+	t_eq "$l: resumed at the address the guest gave $3, 3 times in the parent, once in the child" \
+		"$pid $want 3;$child $want 1" "$at"
+	t_eq "$l: the truth has 4 resumes, each at the probe" "4 $want" \
+		"$(awk '$1 == "R" { n++; a = $3 } END { print n + 0, a }' "$n.truth")"
+}
+if ! cc -O1 -fPIE -pie -o pieprobe "$TOP/tests/system/src/pieprobe.c" 2>cc.err; then
+	t_fail "build pieprobe" "$(cat cc.err)"
+else
+	uprobe_window pie "uprobe on a PIE program" work \
+		'{intel_pt/aux-start-paused/u,uprobe:./pieprobe:work/aux-resume/,uretprobe:./pieprobe:work/aux-pause/}'
+	# The symbol's address in the ELF plus the load bias of the program's
+	# executable MMAP2 record (its start less the page of its segment's
+	# p_vaddr: the PT_LOAD whose file page is the record's pgoff) is the probe.
+	sym=$(nm pieprobe | awk '$3 == "work" { print "0x" $1 }')
+	read -r start pgoff < <("$PTDUMP" --sideband pie.data 2>&1 |
+		awk '$4 == "MMAP" && $8 == "r-x" && $9 ~ /\/pieprobe$/ { split($5, r, "-"); print r[1], $7; exit }')
+	vaddr=
+	while read -r off va; do
+		[ $(( off & ~4095 )) -eq $(( pgoff )) ] && { vaddr=$(( va & ~4095 )); break; }
+	done < <(readelf -lW pieprobe | awk '$1 == "LOAD" { print $2, $3 }')
+	t_eq "uprobe on a PIE program: at the ELF's work plus the MMAP2 record's load bias" \
+		"$(awk '/^work / { sub(/^0x/, "", $2); print $2 }' pie.out)" \
+		"$(printf '%x' $(( start - ${vaddr:-0} + sym )))"
+	libc=$(ldd pieprobe | awk '$1 == "libc.so.6" { print $3 }')
+	uprobe_window lc "uprobe on libc's getppid" getppid \
+		"{intel_pt/aux-start-paused/u,uprobe:$libc:getppid/aux-resume/,uretprobe:$libc:getppid/aux-pause/}"
+	# A library the workload never loads: the run says so at its end.
+	libm=${libc%/*}/libm.so.6
+	if [ -n "$libc" ] && [ -e "$libm" ]; then
+		"$PTREC" record --emulate=system -o um.data \
+			-e "{intel_pt/aux-start-paused/u,uprobe:$libm:cos/aux-resume/}" ./pieprobe 1 >um.out 2>um.err
+		t_match "uprobe on a library never mapped: said at the end" \
+			'uprobe never mapped .*: [^ ]*/libm\.so\.6\+0x[0-9a-f]+$' "$(cat um.err)"
+	fi
 fi
 
 # ---- the workload's children: a thread, a forked child, a child that execs ----
