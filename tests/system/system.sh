@@ -342,14 +342,16 @@ fi
 
 # ---- uprobes on a PIE program and on a shared library ----
 # The guest's loader picks the bases (ASLR on); the probe is a file's page,
-# wherever a process maps it. The program prints where the guest put work()
-# and libc's getppid(); each probe's samples must be at that address, in
-# the parent (3 calls) and in its forked child (1 call), and the window they
-# open and close must decode to the tracer's truth.
+# wherever a process maps it. Each process of the program prints where the
+# guest put work() and libc's getppid() in it; each probe's samples must be
+# at that address: in the parent (3 calls), its forked child (1 call, the
+# parent's mappings) and a child that execs the program again (1 call, its
+# own mappings), and the windows they open and close must decode to the
+# tracer's truth.
 # uprobe_window NAME LABEL WANT SPEC: records pieprobe 3 with SPEC; WANT is
-# the program's line naming the probed function's address.
+# the field of the program's lines naming the probed function's address.
 uprobe_window() {
-	local n=$1 l=$2 want at calls
+	local n=$1 l=$2 want at
 	if ! "$PTREC" record --emulate=system -q -o "$n.data" --emulate-truth "$n.truth" -e "$4" \
 		./pieprobe 3 >"$n.out" 2>"$n.err"; then
 		t_fail "$l: records" "$(cat "$n.err")"
@@ -360,17 +362,19 @@ uprobe_window() {
 	else
 		t_fail "$l: instruction trace = truth" "$r"
 	fi
-	want=$(awk -v w="$3" '$1 == w { sub(/^0x/, "", $2); print $2 }' "$n.out")
-	read -r _ pid < <(grep '^pid ' "$n.out")
-	read -r _ child _ < <(grep '^child ' "$n.out")
-	calls=$("$PTDUMP" --call-trace "$n.data" 2>&1)
-	# tid, address and count of the resumes
-	at=$(awk '/ resume trigger uprobe:/ { for (i = 1; i < NF; i++) if ($i == "at") print $2, $(i + 1) }' <<<"$calls" |
+	# "TID ADDRESS COUNT" of the resumes each process should see, by its own line.
+	want=$(awk -v w="$3" '$1 == "proc" { for (i = 3; i < NF; i++) if ($i == w) a[$2] = $(i + 1)
+			if (!p) p = $2; else x = $2 }
+		$1 == "child" && $2 != x { c = $2 }
+		END { sub(/^0x/, "", a[p]); sub(/^0x/, "", a[x]); print p, a[p], 3; print c, a[p], 1; print x, a[x], 1 }' "$n.out" |
+		sort -n | paste -sd';')
+	at=$("$PTDUMP" --call-trace "$n.data" 2>&1 |
+		awk '/ resume trigger uprobe:/ { for (i = 1; i < NF; i++) if ($i == "at") print $2, $(i + 1) }' |
 		sed 's/ 0x/ /' | sort -n | uniq -c | awk '{ print $2, $3, $1 }' | paste -sd';')
-	t_eq "$l: resumed at the address the guest gave $3, 3 times in the parent, once in the child" \
-		"$pid $want 3;$child $want 1" "$at"
-	t_eq "$l: the truth has 4 resumes, each at the probe" "4 $want" \
-		"$(awk '$1 == "R" { n++; a = $3 } END { print n + 0, a }' "$n.truth")"
+	t_eq "$l: resumed where the guest put $3 in each process (3 in the parent, 1 in each child)" \
+		"$want" "$at"
+	t_eq "$l: the truth's resumes are the same" "$want" \
+		"$(awk '$1 == "R" { print $2, $3 }' "$n.truth" | sort -n | uniq -c | awk '{ print $2, $3, $1 }' | paste -sd';')"
 }
 if ! cc -O1 -fPIE -pie -o pieprobe "$TOP/tests/system/src/pieprobe.c" 2>cc.err; then
 	t_fail "build pieprobe" "$(cat cc.err)"
@@ -379,17 +383,20 @@ else
 		'{intel_pt/aux-start-paused/u,uprobe:./pieprobe:work/aux-resume/,uretprobe:./pieprobe:work/aux-pause/}'
 	# The symbol's address in the ELF plus the load bias of the program's
 	# executable MMAP2 record (its start less the page of its segment's
-	# p_vaddr: the PT_LOAD whose file page is the record's pgoff) is the probe.
+	# p_vaddr: the PT_LOAD whose file page is the record's pgoff) is the
+	# probe, in each process that has such a record (the exec's).
 	sym=$(nm pieprobe | awk '$3 == "work" { print "0x" $1 }')
-	read -r start pgoff < <("$PTDUMP" --sideband pie.data 2>&1 |
-		awk '$4 == "MMAP" && $8 == "r-x" && $9 ~ /\/pieprobe$/ { split($5, r, "-"); print r[1], $7; exit }')
-	vaddr=
-	while read -r off va; do
-		[ $(( off & ~4095 )) -eq $(( pgoff )) ] && { vaddr=$(( va & ~4095 )); break; }
-	done < <(readelf -lW pieprobe | awk '$1 == "LOAD" { print $2, $3 }')
-	t_eq "uprobe on a PIE program: at the ELF's work plus the MMAP2 record's load bias" \
-		"$(awk '/^work / { sub(/^0x/, "", $2); print $2 }' pie.out)" \
-		"$(printf '%x' $(( start - ${vaddr:-0} + sym )))"
+	got=
+	while read -r pid start pgoff; do
+		vaddr=
+		while read -r off va; do
+			[ $(( off & ~4095 )) -eq $(( pgoff )) ] && { vaddr=$(( va & ~4095 )); break; }
+		done < <(readelf -lW pieprobe | awk '$1 == "LOAD" { print $2, $3 }')
+		got="$got$pid $(printf '%x' $(( start - ${vaddr:-0} + sym )));"
+	done < <("$PTDUMP" --sideband pie.data 2>&1 |
+		awk '$4 == "MMAP" && $8 == "r-x" && $9 ~ /\/pieprobe$/ { split($3, t, "/"); split($5, r, "-"); print t[1], r[1], $7 }')
+	t_eq "uprobe on a PIE program: at the ELF's work plus the MMAP2 record's load bias, in both execs" \
+		"$(awk '$1 == "proc" { sub(/^0x/, "", $4); printf "%s %s;", $2, $4 }' pie.out)" "$got"
 	libc=$(ldd pieprobe | awk '$1 == "libc.so.6" { print $3 }')
 	uprobe_window lc "uprobe on libc's getppid" getppid \
 		"{intel_pt/aux-start-paused/u,uprobe:$libc:getppid/aux-resume/,uretprobe:$libc:getppid/aux-pause/}"
