@@ -275,12 +275,19 @@ static void counters_at(uint64_t ip)
 	}
 }
 
-/* The workload arrives at block @b, coming from @p (NULL: not by a branch). */
+/*
+ * The workload arrives at block @b, coming from @p (NULL: not by a branch).
+ * A return armed by a kret or uret trigger fires where a RET arrives at
+ * its address, or an IRET: an interrupt came between the RET and its
+ * target (QEMU takes interrupts between blocks), and the handler returns
+ * there.
+ */
 static void triggers_at(const struct sys_tb *b, const struct sys_tb *p)
 {
 	uint64_t ip = b->start;
+	int ret = p && (p->kind == EMU_BR_RET || p->kind == EMU_BR_FAR);
 
-	for (unsigned i = T->nkret; p && p->kind == EMU_BR_RET && i-- > 0;) {
+	for (unsigned i = T->nkret; ret && i-- > 0;) {
 		if (T->kret[i] != ip)
 			continue;
 		for (int j = 0; j < sys_cfg.ntrig; j++)
