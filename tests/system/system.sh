@@ -368,11 +368,13 @@ uprobe_window() {
 		$1 == "child" && $2 != x { c = $2 }
 		END { sub(/^0x/, "", a[p]); sub(/^0x/, "", a[x]); print p, a[p], 3; print c, a[p], 1; print x, a[x], 1 }' "$n.out" |
 		sort -n | paste -sd';')
-	at=$("$PTDUMP" --call-trace "$n.data" 2>&1 |
-		awk '/ resume trigger uprobe:/ { for (i = 1; i < NF; i++) if ($i == "at") print $2, $(i + 1) }' |
+	calls=$("$PTDUMP" --call-trace "$n.data" 2>&1)
+	at=$(awk '/ resume trigger uprobe:/ { for (i = 1; i < NF; i++) if ($i == "at") print $2, $(i + 1) }' <<<"$calls" |
 		sed 's/ 0x/ /' | sort -n | uniq -c | awk '{ print $2, $3, $1 }' | paste -sd';')
 	t_eq "$l: resumed where the guest put $3 in each process (3 in the parent, 1 in each child)" \
 		"$want" "$at"
+	t_eq "$l: each window paused at the function's return" \
+		"$(grep -c ' resume trigger uprobe:' <<<"$calls")" "$(grep -c ' pause trigger uretprobe:' <<<"$calls")"
 	t_eq "$l: the truth's resumes are the same" "$want" \
 		"$(awk '$1 == "R" { print $2, $3 }' "$n.truth" | sort -n | uniq -c | awk '{ print $2, $3, $1 }' | paste -sd';')"
 }
