@@ -219,8 +219,8 @@ elif timed base_ms "$PTREC" record --emulate=system --kcore -q -o uk.data --emul
 		"$(grep -c '^\(S .* out\|X \)' uk.truth)" \
 		"$(awk '$4 == "SWITCH" && $5 == "out" { o = 1; next } o && $4 == "AUX" { n++ } { o = 0 } END { print n + 0 }' <<<"$sb")"
 	t_match "uk: user code is traced (_start)" '_start\+0x0 \(.*tiny\)' "$(cat uk.insn)"
-	# uprobes in the guest's workload (a non-PIE program: its addresses are
-	# known before the run): a window on outer(), one per iteration.
+	# uprobes in the guest's workload (a static non-PIE program; PIE programs
+	# and libraries below): a window on outer(), one per iteration.
 	if "$PTREC" record --emulate=system -q -o up.data --emulate-truth up.truth \
 		-e '{intel_pt/aux-start-paused/u,uprobe:./tiny:outer/aux-resume/,uretprobe:./tiny:outer/aux-pause/}' \
 		./tiny 3 >up.out 2>up.err; then
