@@ -12,7 +12,9 @@
  * first process, src/record/emusys_mb.h) and through them the current task
  * (the per-CPU current_task), so that only the workload's tasks are traced,
  * and, through the task_struct layout that the guest's first process read
- * from the kernel's BTF, the tasks each one creates.
+ * from the kernel's BTF, the tasks each one creates; and the physical
+ * address of each uprobe's page cache byte, which that process found
+ * (its blocks are matched through QEMU's own mapping of the RAM file).
  * The guest runs on one virtual CPU, booted with nokaslr.
  */
 #ifndef EMU_SYSTEM_SYS_H
