@@ -13,6 +13,8 @@
  * when it ends (a ptrace exit stop, its mappings still in place): its
  * executable mappings (/proc/PID/maps) and then its exit status. From the
  * host: a signal for the workload (the mailbox's sig), looked at while it runs.
+ * Before the workload runs, too: the physical address of each uprobe's
+ * page cache byte (find_uprobes()).
  *
  * The workload's process calls ptrec_guest_mark() just before it execs the
  * workload; the tracer watches that address to learn which kernel task it is.
@@ -181,6 +183,60 @@ static void learn_layout(void)
 	mb->signal_thread_head = (uint32_t)off;
 	mb->layout_ok = ok ? PREC_EMUSYS_MB_LAYOUT : 0;
 	btf__free(btf);
+}
+
+/*
+ * The uprobes (/ptrec/uprobes: "OFFSET PATH" lines): the guest-physical
+ * address of each probed byte. The kernel keys a uprobe by inode and offset
+ * (uprobe_register()) and places it in every executable mapping of that
+ * file that covers the offset (register_for_each_vma() and uprobe_mmap():
+ * at offset_to_vaddr(vma, offset)); a file mapping that was not written
+ * maps the file's page cache page there, one page for every process. So
+ * the page cache page at OFFSET (found through a mapping of our own, kept
+ * locked, and /proc/self/pagemap: the page frame in bits 0-54 when bit 63
+ * says present) is the probe, wherever a process maps it. The files of the
+ * initramfs stay in the page cache: there is no swap and no disk.
+ */
+/* The guest-physical address of byte @off of the file @path, through @pagemap; 0 if none. */
+static uint64_t file_phys(const char *path, uint64_t off, int pagemap)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), pfn_mask = (1ull << 55) - 1;
+	int fd = open(path, O_RDONLY);
+	volatile const uint8_t *p;
+	uint64_t ent = 0;
+
+	if (fd < 0)
+		return 0;
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, (off_t)(off & ~(page - 1)));
+	close(fd);
+	if (p == MAP_FAILED)
+		return 0;
+	(void)p[0]; /* the page in, as a fault would bring it */
+	mlock((const void *)p, page);
+	if (pread(pagemap, &ent, sizeof(ent), (off_t)((uintptr_t)p / page * 8)) != sizeof(ent) ||
+	    !(ent >> 63 & 1) || !(ent & pfn_mask))
+		return 0;
+	return (ent & pfn_mask) * page + (off & (page - 1));
+}
+
+static void find_uprobes(void)
+{
+	char line[4200], path[4096];
+	unsigned long long off;
+	FILE *f = fopen("/ptrec/uprobes", "r");
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	uint32_t n = 0;
+
+	while (f && n < PREC_EMUSYS_MB_UPROBES && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %4095[^\n]", &off, path) != 2)
+			continue;
+		mb->uprobe_pa[n++] = pm >= 0 ? file_phys(path, off, pm) : 0;
+	}
+	mb->nuprobes = n;
+	if (pm >= 0)
+		close(pm);
+	if (f)
+		fclose(f);
 }
 
 static char **read_argv(void)
@@ -379,6 +435,7 @@ int main(void)
 	}
 	mb->ksyms_len = copy_in("/proc/kallsyms", PREC_EMUSYS_MB_KSYMS, PREC_EMUSYS_MB_KSYMS_MAX);
 	learn_layout();
+	find_uprobes();
 	copy_vdso();
 	setup_stdio();
 	/* SIGCHLD blocked (and caught: init ignores signals it has no handler for). */

@@ -10,7 +10,8 @@
  *	user 0|1, kernel 0|1, start_paused 0|1, truth 0|1
  *	tsc, mtc, cyc, noretcomp, branch, mtc_period, cyc_thresh, psb_period
  *	trigger IDX ACTION kentry|kret SYMBOL
- *	trigger IDX ACTION uentry|uret ADDR   a uprobe (uretprobe) at user address ADDR
+ *	trigger IDX ACTION uentry|uret SLOT   a uprobe (uretprobe): the probed page's
+ *	                                      address is slot SLOT of the mailbox's uprobe_pa
  *	trigger IDX ACTION insns PERIOD U K
  */
 #include <inttypes.h>
@@ -21,6 +22,7 @@
 
 #include "common/sideband.h"
 #include "record/emu_proto.h"
+#include "record/emusys_mb.h"
 #include "sys.h"
 
 struct sys_cfg sys_cfg = { .pt = { .branch = 1 } };
@@ -55,12 +57,14 @@ static int parse_trigger(const char *rest)
 	} else if (!strcmp(kind, "kret")) {
 		tr->kind = SYS_TK_KRET;
 	} else if (!strcmp(kind, "uentry") || !strcmp(kind, "uret")) {
-		/* The same watch at an address of the workload's code instead of a symbol's. */
+		/* The same watch at a page cache page's byte instead of a kernel symbol. */
+		char *end;
+
 		tr->kind = kind[1] == 'e' ? SYS_TK_KENTRY : SYS_TK_KRET;
 		tr->user = 1;
-		tr->addr = strtoull(tr->sym, NULL, 0);
-		if (!tr->addr) {
-			emu_error("bad user address in: %s", rest);
+		tr->slot = (int)strtol(tr->sym, &end, 10);
+		if (*end || tr->slot < 0 || tr->slot >= PREC_EMUSYS_MB_UPROBES) {
+			emu_error("bad uprobe slot in: %s", rest);
 			return -1;
 		}
 	} else {

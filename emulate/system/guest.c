@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/sideband.h"
@@ -29,6 +31,7 @@ static size_t nentries;
 static uint64_t irq_stubs_lo, irq_stubs_hi;
 static uint64_t init_task;
 static struct prec_emusys_mb layout; /* the mailbox's task layout */
+static uint64_t qemu_ram, qemu_ram_len; /* QEMU's own mapping of the RAM file, from offset 0 */
 
 int sys_guest_open(void)
 {
@@ -172,6 +175,71 @@ static int add_entry(uint64_t addr, const char *name, size_t nlen, void *arg)
 	return 0;
 }
 
+/*
+ * QEMU's mapping of the file backing guest RAM (memory-backend-file,
+ * share=on), in this process's /proc/self/maps: the one of that file that
+ * is not the plugin's own (sys_guest_open()).
+ */
+static int find_qemu_ram(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4352];
+	struct stat st;
+
+	if (!f || stat(sys_cfg.ram, &st)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off, ino;
+		unsigned maj, mnr;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &lo, &hi, &off, &maj, &mnr,
+			   &ino) != 6 || ino != st.st_ino || makedev(maj, mnr) != st.st_dev ||
+		    off != 0 || lo == (uintptr_t)ram)
+			continue;
+		qemu_ram = lo;
+		qemu_ram_len = hi - lo;
+		break;
+	}
+	fclose(f);
+	return qemu_ram ? 0 : -1;
+}
+
+uint64_t sys_guest_phys_of_host(const void *haddr)
+{
+	uint64_t h = (uintptr_t)haddr;
+
+	return qemu_ram && h >= qemu_ram && h - qemu_ram < qemu_ram_len ? h - qemu_ram : 0;
+}
+
+/* The uprobes' addresses, which the guest's first process found (the mailbox). */
+static int learn_uprobes(void)
+{
+	const struct prec_emusys_mb *mb = (const void *)(ram + PREC_EMUSYS_MB_PHYS);
+	int any = 0;
+
+	for (int i = 0; i < sys_cfg.ntrig; i++) {
+		struct sys_trig *t = &sys_cfg.trig[i];
+
+		if (!t->user)
+			continue;
+		any = 1;
+		t->pa = (uint32_t)t->slot < mb->nuprobes ? mb->uprobe_pa[t->slot] : 0;
+		if (!t->pa) {
+			emu_error("the guest found no page of the file of uprobe %d (slot %d)",
+				  t->idx, t->slot);
+			return -1;
+		}
+	}
+	if (any && find_qemu_ram() < 0) {
+		emu_error("cannot find QEMU's mapping of the guest RAM file (for the uprobes)");
+		return -1;
+	}
+	return 0;
+}
+
 int sys_guest_learn(void)
 {
 	uint64_t a;
@@ -207,7 +275,7 @@ int sys_guest_learn(void)
 			return -1;
 		}
 	}
-	return 0;
+	return learn_uprobes();
 }
 
 /* this_cpu_read(current_task) on CPU 0: arch/x86/include/asm/current.h (6.1). */

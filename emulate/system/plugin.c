@@ -275,10 +275,19 @@ static void counters_at(uint64_t ip)
 	}
 }
 
-/* The workload arrives at @ip, coming from @p (NULL: not by a branch). */
-static void triggers_at(uint64_t ip, const struct sys_tb *p)
+/*
+ * The workload arrives at block @b, coming from @p (NULL: not by a branch).
+ * A return armed by a kret or uret trigger fires where a RET arrives at
+ * its address, or an IRET: an interrupt came between the RET and its
+ * target (QEMU takes interrupts between blocks), and the handler returns
+ * there.
+ */
+static void triggers_at(const struct sys_tb *b, const struct sys_tb *p)
 {
-	for (unsigned i = T->nkret; p && p->kind == EMU_BR_RET && i-- > 0;) {
+	uint64_t ip = b->start;
+	int ret = p && (p->kind == EMU_BR_RET || p->kind == EMU_BR_FAR);
+
+	for (unsigned i = T->nkret; ret && i-- > 0;) {
 		if (T->kret[i] != ip)
 			continue;
 		for (int j = 0; j < sys_cfg.ntrig; j++)
@@ -290,7 +299,7 @@ static void triggers_at(uint64_t ip, const struct sys_tb *p)
 	for (int j = 0; j < sys_cfg.ntrig; j++) {
 		const struct sys_trig *t = &sys_cfg.trig[j];
 
-		if (t->kind == SYS_TK_INSNS || t->addr != ip)
+		if (t->kind == SYS_TK_INSNS || (t->user ? !(b->uprobes >> j & 1) : t->addr != ip))
 			continue;
 		if (t->kind == SYS_TK_KENTRY) {
 			fire(t, ip);
@@ -757,13 +766,32 @@ static void on_tb(unsigned vcpu, void *udata)
 		else if (want(b->start))
 			pge(b->start);
 		counters_at(b->start);
-		triggers_at(b->start, was == now ? S.prev : NULL);
+		triggers_at(b, was == now ? S.prev : NULL);
 		if (T->pkt_en)
 			emu_pt_periodic(&T->pt, b->start, 1);
 		if (!exec)
 			perf_hooks(b->start);
 	}
 	S.prev = b;
+}
+
+/*
+ * The uprobes at the start of a block of user code: those whose page cache
+ * byte (sys_trig.pa) is the physical address of its first instruction, in
+ * whatever process and at whatever virtual address that page is mapped (a
+ * translated block belongs to one physical page: QEMU looks blocks up by it).
+ */
+static uint64_t block_uprobes(struct qemu_plugin_tb *tb, uint64_t start)
+{
+	uint64_t pa, m = 0;
+
+	if (start >= KERNEL_HALF)
+		return 0;
+	pa = sys_guest_phys_of_host(qemu_plugin_insn_haddr(qemu_plugin_tb_get_insn(tb, 0)));
+	for (int j = 0; pa && j < sys_cfg.ntrig; j++)
+		if (sys_cfg.trig[j].user && sys_cfg.trig[j].pa == pa)
+			m |= 1ull << j;
+	return m;
 }
 
 static struct sys_tb *new_tb(struct qemu_plugin_tb *tb)
@@ -787,6 +815,7 @@ static struct sys_tb *new_tb(struct qemu_plugin_tb *tb)
 	emu_x86_classify(qemu_plugin_insn_data(last), qemu_plugin_insn_size(last), b->last, &c);
 	b->kind = (uint8_t)c.kind;
 	b->target = c.target;
+	b->uprobes = block_uprobes(tb, b->start);
 	return b;
 }
 

@@ -12,7 +12,9 @@
  * first process, src/record/emusys_mb.h) and through them the current task
  * (the per-CPU current_task), so that only the workload's tasks are traced,
  * and, through the task_struct layout that the guest's first process read
- * from the kernel's BTF, the tasks each one creates.
+ * from the kernel's BTF, the tasks each one creates; and the physical
+ * address of each uprobe's page cache byte, which that process found
+ * (its blocks are matched through QEMU's own mapping of the RAM file).
  * The guest runs on one virtual CPU, booted with nokaslr.
  */
 #ifndef EMU_SYSTEM_SYS_H
@@ -36,8 +38,10 @@ struct sys_trig {
 	int action; /* enum sys_act */
 	int kind;   /* enum sys_tk */
 	char sym[128];
-	uint64_t addr; /* resolved from the guest's symbols, or given (@user) */
-	int user;      /* a uprobe: @addr is in the workload's executable */
+	uint64_t addr; /* resolved from the guest's symbols (not @user) */
+	int user;      /* a uprobe: slot @slot of the mailbox's uprobe_pa */
+	int slot;
+	uint64_t pa;   /* ...the guest-physical address of the probed instruction */
 	/* SYS_TK_INSNS: every @period instructions of the workload, user and/or kernel */
 	uint64_t period, next;
 	int u, k;
@@ -48,6 +52,7 @@ struct sys_tb {
 	uint64_t start, last, next, target;
 	uint32_t ninsn;
 	uint8_t kind;  /* enum emu_br */
+	uint64_t uprobes; /* the user triggers (bit j: sys_cfg.trig[j]) at the block's start */
 	uint64_t insn[]; /* each instruction's address */
 };
 
@@ -77,6 +82,11 @@ int sys_guest_learn(void);
 uint64_t sys_guest_sym(const char *name);
 /* The current task (task_struct address) of CPU 0; 0 if unreadable. */
 uint64_t sys_guest_current(void);
+/*
+ * The guest-physical address of @haddr, an address in QEMU's own mapping of
+ * the guest's RAM (qemu_plugin_insn_haddr()); 0 if it is not in it.
+ */
+uint64_t sys_guest_phys_of_host(const void *haddr);
 /* The mailbox's pid of the workload. */
 int sys_guest_workload_pid(void);
 

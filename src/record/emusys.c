@@ -35,6 +35,9 @@ struct sysrun {
 	char out[64];
 	char files[MAX_FILES][PATH_MAX]; /* host files copied into the guest */
 	size_t nfiles;
+	/* each uprobe (in the triggers' order): its file, an index in @files */
+	size_t ufile[PREC_EMUSYS_MB_UPROBES];
+	size_t nuprobes;
 };
 
 /* ---- the initramfs (cpio "newc", as the kernel's init/initramfs.c reads it) ---- */
@@ -200,6 +203,52 @@ static int add_deps(struct sysrun *s, const char *path, struct prec_diag *diag)
 	return r < 0 ? r : 0;
 }
 
+/*
+ * The uprobes' files among those of the guest (the same file by device and
+ * inode, whichever name the probe gave it), added if the workload does not
+ * need them; and /ptrec/uprobes, "OFFSET PATH" for each, where the guest's
+ * first process finds their pages (emusys_mb.h).
+ */
+static int uprobe_files(struct sysrun *s, FILE *f, struct prec_diag *diag)
+{
+	const struct prec_emusys_config *cfg = s->cfg;
+	struct prec_buf list = { 0 };
+	char real[PATH_MAX];
+	int r = 0;
+
+	s->nuprobes = 0;
+	for (size_t i = 0; i < cfg->ntriggers && r >= 0; i++) {
+		const struct prec_emusys_trigger *t = &cfg->triggers[i];
+		struct stat want, st;
+		size_t k;
+
+		if (!t->upath)
+			continue;
+		if (s->nuprobes >= PREC_EMUSYS_MB_UPROBES || stat(t->upath, &want) ||
+		    !realpath(t->upath, real)) {
+			r = prec_diag_set(diag, s->nuprobes >= PREC_EMUSYS_MB_UPROBES ? -E2BIG : -errno,
+					  -1, "uprobe on %s: %s", t->upath,
+					  s->nuprobes >= PREC_EMUSYS_MB_UPROBES ? "too many uprobes" :
+					  strerror(errno));
+			break;
+		}
+		for (k = 0; k < s->nfiles; k++)
+			if (!stat(s->files[k], &st) && st.st_dev == want.st_dev &&
+			    st.st_ino == want.st_ino)
+				break;
+		if (k == s->nfiles && add_file(s, real) < 0) {
+			r = prec_diag_set(diag, -E2BIG, -1, "too many files for the guest");
+			break;
+		}
+		s->ufile[s->nuprobes++] = k;
+		prec_buf_printf(&list, "%" PRIx64 " %s\n", t->uoff, s->files[k]);
+	}
+	if (r >= 0 && s->nuprobes)
+		r = cpio_entry(f, "ptrec/uprobes", 0100644, list.data, list.len);
+	prec_buf_free(&list);
+	return r;
+}
+
 static int write_initrd(struct sysrun *s, const char *path, struct prec_diag *diag)
 {
 	struct prec_buf argv = { 0 }, seen = { 0 };
@@ -229,6 +278,8 @@ static int write_initrd(struct sysrun *s, const char *path, struct prec_diag *di
 		cpio_entry(f, "ptrec", 040755, NULL, 0);
 		r = cpio_entry(f, "ptrec/argv", 0100644, argv.data, argv.len);
 	}
+	if (r >= 0)
+		r = uprobe_files(s, f, diag);
 	for (size_t i = 0; i < s->nfiles && r >= 0; i++)
 		r = cpio_file(f, s->files[i], s->files[i] + 1, &seen);
 	if (r >= 0)
@@ -241,12 +292,11 @@ static int write_initrd(struct sysrun *s, const char *path, struct prec_diag *di
 				     prec_strerror(r)) : 0;
 }
 
-/* ---- uprobes: an address of a program that is loaded where its headers say ---- */
+/* ---- uprobes: a file offset in an executable segment ---- */
 
-int prec_emusys_uaddr(const char *path, uint64_t off, uint64_t *va, struct prec_diag *diag)
+int prec_emusys_ucheck(const char *path, uint64_t off, struct prec_diag *diag)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), r = -ENOEXEC;
-	GElf_Ehdr eh;
 	size_t n;
 	Elf *e;
 
@@ -254,27 +304,23 @@ int prec_emusys_uaddr(const char *path, uint64_t off, uint64_t *va, struct prec_
 		return prec_diag_set(diag, -errno, -1, "cannot read %s: %s", path, strerror(errno));
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
-	/* ET_EXEC: no load bias; a PIE's base is the guest's choice, which the plugin cannot see. */
-	if (e && gelf_getehdr(e, &eh) && eh.e_type == ET_EXEC && !elf_getphdrnum(e, &n)) {
+	/* Any ELF file: where it is mapped is found in the guest (find_uprobes()). */
+	if (e && elf_kind(e) == ELF_K_ELF && !elf_getphdrnum(e, &n)) {
 		for (size_t i = 0; i < n && r < 0; i++) {
 			GElf_Phdr ph;
 
 			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
 			    (ph.p_flags & PF_X) && off >= ph.p_offset &&
-			    off - ph.p_offset < ph.p_filesz) {
-				*va = ph.p_vaddr + (off - ph.p_offset);
+			    off - ph.p_offset < ph.p_filesz)
 				r = 0;
-			}
 		}
 	}
 	if (e)
 		elf_end(e);
 	close(fd);
-	if (r < 0) {
-		prec_diag_set(diag, r, -1, "%s: a uprobe in the guest needs a non-PIE executable "
-			      "(ET_EXEC) and an offset in its code", path);
-		prec_diag_hint(diag, "build the program with -no-pie");
-	}
+	if (r < 0)
+		prec_diag_set(diag, r, -1, "%s: a uprobe in the guest needs an ELF file and an "
+			      "offset (0x%" PRIx64 ") in one of its executable segments", path, off);
 	return r;
 }
 
@@ -329,6 +375,7 @@ static int sys_prepare(const void *c, struct prec_buf *b, struct prec_diag *diag
 	uint64_t mark = 0;
 	struct prec_symtab *st = NULL;
 	const struct prec_sym *sym;
+	unsigned slot = 0; /* the uprobes' order in /ptrec/uprobes (uprobe_files()) */
 
 	if (prec_symtab_from_elf(cfg->guest_init, &st) == 0 &&
 	    (sym = prec_symtab_find(st, "ptrec_guest_mark")))
@@ -356,9 +403,9 @@ static int sys_prepare(const void *c, struct prec_buf *b, struct prec_diag *diag
 					act, t->period, t->user, t->kernel);
 			continue;
 		}
-		if (t->uaddr) {
-			prec_buf_printf(b, "trigger %d %s %s 0x%" PRIx64 "\n", t->event_index, act,
-					t->ret ? "uret" : "uentry", t->uaddr);
+		if (t->upath) {
+			prec_buf_printf(b, "trigger %d %s %s %u\n", t->event_index, act,
+					t->ret ? "uret" : "uentry", slot++);
 			continue;
 		}
 		if (!t->func || strpbrk(t->func, " \n"))
@@ -520,6 +567,54 @@ static int read_back(struct sysrun *s, struct prec_emusys_result *res, struct pr
 	return res->ksyms && res->maps ? 0 : prec_diag_set(diag, -ENOMEM, -1, "out of memory");
 }
 
+/* Whether a line of @maps maps @path's offset @off executable. */
+static bool maps_exec(const char *maps, const char *path, uint64_t off)
+{
+	for (const char *l = maps; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		unsigned long long lo, hi, pgoff;
+		char perms[8];
+		int at = 0;
+		size_t plen = strlen(path);
+
+		if (sscanf(l, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &pgoff, &at) != 4 ||
+		    !at || perms[2] != 'x' || strncmp(l + at, path, plen) ||
+		    (l[at + plen] != '\n' && l[at + plen]))
+			continue;
+		if (off >= pgoff && off - pgoff < hi - lo)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The uprobes whose file no process of the workload had mapped executable
+ * over the probed offset at its exit (the guest's maps): they could not
+ * fire there (a mapping undone before the exit is not seen).
+ */
+static void note_unmapped(const struct sysrun *s, const struct prec_emusys_result *res)
+{
+	const struct prec_emusys_config *cfg = s->cfg;
+	size_t slot = 0, len = 0;
+
+	if (!cfg->unmapped || !cfg->unmapped_size)
+		return;
+	cfg->unmapped[0] = 0;
+	for (size_t i = 0; i < cfg->ntriggers && slot < s->nuprobes; i++) {
+		const struct prec_emusys_trigger *t = &cfg->triggers[i];
+		int n;
+
+		if (!t->upath)
+			continue;
+		if (maps_exec(res->maps, s->files[s->ufile[slot++]], t->uoff) ||
+		    len >= cfg->unmapped_size - 1)
+			continue;
+		n = snprintf(cfg->unmapped + len, cfg->unmapped_size - len, "%s%s+0x%" PRIx64,
+			     len ? ", " : "uprobe never mapped (no process of the workload had "
+			     "it executable at its exit): ", t->upath, t->uoff);
+		len = n < 0 ? len : PREC_MIN(len + (size_t)n, cfg->unmapped_size - 1);
+	}
+}
+
 static int setup(struct sysrun *s, char *prog, size_t psize, struct prec_diag *diag)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -585,6 +680,8 @@ int prec_emusys_run(const struct prec_emusys_config *cfg, const struct prec_emu_
 	}
 	if (r == 0)
 		r = read_back(s, res, diag);
+	if (r == 0)
+		note_unmapped(s, res);
 	if (s->dir[0]) {
 		unlink(s->ram);
 		unlink(s->initrd);

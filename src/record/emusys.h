@@ -11,8 +11,8 @@
  * /boot/vmlinuz-*, or PTREC_GUEST_KERNEL) booted with nokaslr and
  * mitigations=off, and an initramfs made for the run: ptrec-guest as /init,
  * the workload, its ELF interpreter and the shared libraries it needs
- * (DT_NEEDED, found in the usual library directories), each at its host
- * path. Guest RAM is a file that both the plugin and the host read
+ * (DT_NEEDED, found in the usual library directories) and the uprobes'
+ * files, each at its host path. Guest RAM is a file that both the plugin and the host read
  * (emusys_mb.h).
  */
 #ifndef PREC_EMUSYS_H
@@ -27,16 +27,17 @@
 #include "record/emulate.h"
 
 /*
- * A window edge: a kernel function's entry or its return (@func), or a
- * counter of the workload's instructions (@period > 0: its user and/or
- * kernel instructions).
+ * A window edge: a kernel function's entry or its return (@func), a uprobe
+ * (@upath, @uoff) or a counter of the workload's instructions (@period > 0:
+ * its user and/or kernel instructions).
  */
 struct prec_emusys_trigger {
 	int event_index;
 	enum prec_emu_action action;
 	bool ret;          /* kretprobe: the return to the caller */
 	const char *func;  /* the kernel function (borrowed) */
-	uint64_t uaddr;    /* or a uprobe (uretprobe): this address of the program */
+	const char *upath; /* or a uprobe (uretprobe): this file (borrowed)... */
+	uint64_t uoff;     /* ...at this offset, in any process that maps it */
 	uint64_t period;   /* instructions/period=N: every N instructions */
 	bool user, kernel; /* ...of these privilege levels */
 };
@@ -58,6 +59,13 @@ struct prec_emusys_config {
 	const struct prec_emusys_trigger *triggers;
 	size_t ntriggers;
 	struct prec_emusys_ctl *ctl;      /* NULL: nothing reaches the guest */
+	/*
+	 * Filled after the run (if not NULL): a note naming each uprobe's file
+	 * that no process of the workload had mapped executable at the
+	 * probed offset at its exit ("" if none).
+	 */
+	char *unmapped;
+	size_t unmapped_size;
 };
 
 /* What the guest left behind. */
@@ -85,11 +93,11 @@ int prec_emusys_run(const struct prec_emusys_config *cfg, const struct prec_emu_
 		    struct prec_emusys_result *res, struct prec_diag *diag);
 
 /*
- * The address in the guest of file offset @off of the executable @path, for
- * a uprobe on the workload's program: only a non-PIE one (ET_EXEC) is
- * loaded at an address known before the run. 0, or -errno with @diag.
+ * Checks a uprobe on file offset @off of the ELF file @path (an executable,
+ * PIE or not, or a shared library): the offset must lie in an executable
+ * PT_LOAD segment. 0, or -errno with @diag.
  */
-int prec_emusys_uaddr(const char *path, uint64_t off, uint64_t *va, struct prec_diag *diag);
+int prec_emusys_ucheck(const char *path, uint64_t off, struct prec_diag *diag);
 
 void prec_emusys_ctl_init(struct prec_emusys_ctl *ctl);
 

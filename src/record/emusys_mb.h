@@ -25,6 +25,7 @@
 #define PREC_EMUSYS_MB_VDSO (15u << 20)    /* the guest's vDSO image */
 #define PREC_EMUSYS_MB_VDSO_MAX (64u << 10)
 #define PREC_EMUSYS_MB_DONE 0x656e6f64u    /* "done" */
+#define PREC_EMUSYS_MB_UPROBES 64
 
 struct prec_emusys_mb {
 	uint32_t done;      /* PREC_EMUSYS_MB_DONE once the workload ended */
@@ -47,6 +48,15 @@ struct prec_emusys_mb {
 	uint32_t layout_ok;
 	uint32_t task_pid, task_tgid, task_real_parent, task_comm, task_tasks;
 	uint32_t task_signal, task_thread_node, signal_thread_head;
+	/*
+	 * The uprobes, in the order of /ptrec/uprobes ("OFFSET PATH" lines that
+	 * the host writes into the initramfs): the guest-physical address of
+	 * each probed byte in the page cache page of PATH at OFFSET, which every
+	 * mapping of that page shares (0: not found); set before the workload runs.
+	 */
+	uint32_t nuprobes;
+	uint32_t pad;
+	uint64_t uprobe_pa[PREC_EMUSYS_MB_UPROBES];
 };
 
 #define PREC_EMUSYS_MB_LAYOUT 0x7461736bu /* "task" */

@@ -132,6 +132,7 @@ struct rec {
 	struct prec_emusys_trigger *sys_trig;
 	char (*sys_names)[128];          /* its triggers' kernel functions */
 	char sys_plugin[4096], sys_init[4096];
+	char sys_unmapped[256];          /* its uprobes that no process mapped */
 	struct prec_tfile_etm etm_blk;
 	uint64_t etm_words[PREC_ETM_BLOCK_WORDS];
 };
@@ -2025,6 +2026,8 @@ static int finish_file(struct rec *r)
 	if (!err)
 		err = prec_tfile_writer_close(r->w, &st);
 	note_deaths(r);
+	if (r->sys_unmapped[0])
+		note(r->res, r->sys_unmapped);
 	free(ss);
 	if (fstat(r->of.fd, &sb) == 0 && S_ISREG(sb.st_mode))
 		r->res->file_bytes = (uint64_t)sb.st_size;
@@ -2847,10 +2850,12 @@ static int sys_triggers(struct rec *r, const struct prec_emu_config *cfg,
 		}
 		if (t->kind == PREC_EMU_UPROBE || t->kind == PREC_EMU_URETPROBE) {
 			struct prec_diag d = { 0 };
-			int err = prec_emusys_uaddr(t->path, t->offset, &st[i].uaddr, &d);
+			int err = prec_emusys_ucheck(t->path, t->offset, &d);
 
 			if (err)
 				return rec_error(r, err, d.hint, "%s", d.msg);
+			st[i].upath = t->path;
+			st[i].uoff = t->offset;
 			st[i].ret = t->kind == PREC_EMU_URETPROBE;
 			continue;
 		}
@@ -2909,6 +2914,8 @@ static int sys_config(struct rec *r)
 	sc->kernel = !aux->attr.exclude_kernel;
 	sc->triggers = r->sys_trig;
 	sc->ntriggers = r->emu_cfg.ntriggers;
+	sc->unmapped = r->sys_unmapped;
+	sc->unmapped_size = sizeof(r->sys_unmapped);
 	return 0;
 }
 
