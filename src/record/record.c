@@ -2246,10 +2246,11 @@ static void machine(struct rec *r, struct prec_tfile_machine *m)
 		etm_machine(r, m);
 	else if (r->model)
 		emu_machine(m, r->k->ncpus > 0 ? r->k->ncpus : 1);
-	if (r->model && rings_are_streams(r))
-		m->flags |= PREC_TFILE_M_PER_CPU | PREC_TFILE_M_CONTEXT_SWITCH;
 	else
 		host_machine(r, m);
+	/* The whole-system tracer's streams per CPU (rings_are_streams()). */
+	if (r->model && rings_are_streams(r))
+		m->flags |= PREC_TFILE_M_PER_CPU | PREC_TFILE_M_CONTEXT_SWITCH;
 	if (r->snapshot)
 		m->flags |= PREC_TFILE_M_SNAPSHOT;
 }
