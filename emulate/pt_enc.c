@@ -161,6 +161,8 @@ void emu_pt_pip(struct emu_pt *p, uint64_t cr3)
 {
 	struct pt_packet pk;
 
+	/* The branches before the MOV to CR3 come first: a decoder binds PIP to it. */
+	emu_pt_tnt_flush(p);
 	memset(&pk, 0, sizeof(pk));
 	pk.type = ppt_pip;
 	pk.payload.pip.cr3 = cr3;
@@ -208,6 +210,8 @@ void emu_pt_psb_plus(struct emu_pt *p, int with_fup, uint64_t ip)
 	p->last_ip = 0;
 	emu_pt_rs_reset(p);
 	emu_pt_timing(p);
+	if (p->pip)
+		emu_pt_pip(p, p->cr3);
 	if (with_fup) {
 		emu_pt_mode_exec(p);
 		emu_pt_ip(p, ppt_fup, ip, 0);

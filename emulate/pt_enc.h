@@ -65,6 +65,12 @@ struct emu_pt {
 	unsigned rs_top, rs_n;
 	uint64_t last_cyc;
 	uint64_t last_mtc;
+	/*
+	 * PSB+ holds a PIP with @cr3 when @pip is set: the whole-system tracer
+	 * tracing ring 0 (the SDM's packet tables give PIP only with OS=1).
+	 */
+	int pip;
+	uint64_t cr3;
 };
 
 /* Sets up the encoder on [@buf, @buf + @cap); 0, or -1 if libipt refused. */
@@ -87,7 +93,7 @@ void emu_pt_simple(struct emu_pt *p, enum pt_packet_type type);
 void emu_pt_mode_exec(struct emu_pt *p);
 /* TSC, TMA and CBR, as sent in PSB+ and when TraceEn goes 0 -> 1. */
 void emu_pt_timing(struct emu_pt *p);
-/* PSB+; with @with_fup, MODE.Exec and FUP @ip inside it. */
+/* PSB+ (with PIP if p->pip); with @with_fup, MODE.Exec and FUP @ip inside it. */
 void emu_pt_psb_plus(struct emu_pt *p, int with_fup, uint64_t ip);
 /* PIP with CR3 @cr3 (a root-mode guest: NR clear). */
 void emu_pt_pip(struct emu_pt *p, uint64_t cr3);

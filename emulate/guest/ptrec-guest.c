@@ -145,18 +145,19 @@ static const struct btf_type *find_struct(const struct btf *btf, const char *nam
 }
 
 /*
- * The offsets of the task_struct and signal_struct members the tracer
- * reads (include/linux/sched.h, sched/signal.h), into the mailbox.
+ * The offsets of the task_struct, signal_struct and mm_struct members the
+ * tracer reads (include/linux/sched.h, sched/signal.h, mm_types.h), into
+ * the mailbox.
  */
 static void learn_layout(void)
 {
 	static const char *const names[] = { "pid", "tgid", "real_parent", "comm", "tasks",
-					     "signal", "thread_node" };
+					     "signal", "thread_node", "mm", "active_mm" };
 	volatile uint32_t *out[] = { &mb->task_pid, &mb->task_tgid, &mb->task_real_parent,
 				     &mb->task_comm, &mb->task_tasks, &mb->task_signal,
-				     &mb->task_thread_node };
+				     &mb->task_thread_node, &mb->task_mm, &mb->task_active_mm };
 	struct btf *btf;
-	const struct btf_type *task = NULL, *sig = NULL;
+	const struct btf_type *task = NULL, *sig = NULL, *mm = NULL;
 	long off;
 	int ok = 1;
 
@@ -167,8 +168,9 @@ static void learn_layout(void)
 	if (btf) {
 		task = find_struct(btf, "task_struct");
 		sig = find_struct(btf, "signal_struct");
+		mm = find_struct(btf, "mm_struct");
 	}
-	if (!task || !sig) {
+	if (!task || !sig || !mm) {
 		say("ptrec-guest: the kernel has no BTF: its children are not traced\n");
 		btf__free(btf);
 		return;
@@ -181,6 +183,9 @@ static void learn_layout(void)
 	off = member_offset(btf, sig, "thread_head", 0);
 	ok &= off >= 0;
 	mb->signal_thread_head = (uint32_t)off;
+	off = member_offset(btf, mm, "pgd", 0);
+	ok &= off >= 0;
+	mb->mm_pgd = (uint32_t)off;
 	mb->layout_ok = ok ? PREC_EMUSYS_MB_LAYOUT : 0;
 	btf__free(btf);
 }

@@ -84,6 +84,7 @@ static void num_key(const char *key, unsigned long long v)
 	} flags[] = {
 		{ "user", &sys_cfg.u }, { "kernel", &sys_cfg.k },
 		{ "start_paused", &sys_cfg.start_paused }, { "truth", &sys_cfg.truth },
+		{ "per_cpu", &sys_cfg.per_cpu },
 		{ "tsc", &sys_cfg.pt.tsc }, { "mtc", &sys_cfg.pt.mtc }, { "cyc", &sys_cfg.pt.cyc },
 		{ "noretcomp", &sys_cfg.pt.noretcomp }, { "branch", &sys_cfg.pt.branch },
 	};

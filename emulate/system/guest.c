@@ -343,6 +343,26 @@ uint64_t sys_guest_task_ptr(uint64_t task, enum sys_task_field f)
 	return read_kva_u64(task + field_off(f));
 }
 
+/*
+ * What CR3 holds while @task runs: switch_mm_irqs_off() (arch/x86/mm/tlb.c)
+ * loads build_cr3(next->pgd, ...), __pa(pgd) with the PCID in the low 12
+ * bits; QEMU's default CPU model has no PCID, so those bits are 0. A
+ * kernel thread (mm NULL) runs on the mm it borrowed (active_mm: the lazy
+ * TLB mode of context_switch(), kernel/sched/core.c), whose CR3 stays.
+ */
+uint64_t sys_guest_task_cr3(uint64_t task)
+{
+	uint64_t mm, pgd, pa;
+
+	if (!sys_guest_has_layout() || !layout.mm_pgd)
+		return 0;
+	mm = read_kva_u64(task + layout.task_mm);
+	if (!mm)
+		mm = read_kva_u64(task + layout.task_active_mm);
+	pgd = mm ? read_kva_u64(mm + layout.mm_pgd) : 0;
+	return pgd && !kva_to_phys(pgd, &pa) ? pa : 0;
+}
+
 void sys_guest_task_comm(uint64_t task, char name[16])
 {
 	read_kva(task + layout.task_comm, name, 16);

@@ -10,8 +10,9 @@
  * enable_on_exec event, perf_event_exec() in the exec of the workload.
  * The kernel's perf hooks in a traced task mark where it creates a task
  * (perf_event_fork(): traced from then on, as with inherited events), is
- * renamed (perf_event_comm()) and exits (perf_event_exit_task()); each
- * traced task has its own stream.
+ * renamed (perf_event_comm()) and exits (perf_event_exit_task()). Per CPU,
+ * the traced tasks share the CPU's stream, each writing it while it runs
+ * (struct sys_stream); per thread, each has its own.
  *
  * As in the user-mode tracer, a block's last instruction and the start of
  * the next block give the branch taken. An inline counter tells how many
@@ -44,10 +45,24 @@ __attribute__((visibility("default"))) int qemu_plugin_version = EMU_QEMU_PLUGIN
 static qemu_plugin_id_t plugin_id;
 
 /*
+ * A trace stream, as one AUX event's: a task's own (per-thread mode), or a
+ * CPU's, which each traced task writes while it runs there (per-CPU mode).
+ * Its buffer only ever holds bytes of one task, @tid: a switch-out sends
+ * them first (switched()).
+ */
+struct sys_stream {
+	struct emu_pt pt;
+	uint64_t aux_off;
+	int tid;
+	uint8_t buf[BUF_CAP];
+};
+
+/*
  * A traced task of the guest: the workload's, and each task it and its
- * descendants create, which inherit its events as perf's per-thread
- * recording with inherit gives them (inherit_event() at copy_process()):
- * each has its own trace stream, as each inherited AUX event has.
+ * descendants create, which inherit its events as perf's recording with
+ * inherit gives them (inherit_event() at copy_process()): per thread each
+ * has its own trace stream, as each inherited AUX event has; per CPU they
+ * write the CPU's, as their per-CPU events share its AUX area.
  */
 struct sys_task {
 	uint64_t task;   /* its task_struct */
@@ -59,21 +74,21 @@ struct sys_task {
 	int retime;      /* the exec's COMM went out: timing before the next TIP.PGE */
 	int trace_en;    /* not paused */
 	int pkt_en;      /* packets flow: active, not paused, in the filter, running */
-	struct emu_pt pt;
-	uint64_t aux_off;
+	struct sys_stream *st; /* its own stream, or its CPU's (per-CPU mode) */
 	uint64_t kret[SYS_KRET_DEPTH]; /* return addresses armed by kentry of a kret trigger */
 	uint64_t kret_trig[SYS_KRET_DEPTH];
 	unsigned nkret;
 	uint64_t call_ret; /* the return address of the last call (jumps through thunks keep it) */
 	uint64_t insns_u, insns_k; /* its instructions while traced */
 	uint64_t next[SYS_MAX_TRIG]; /* counter triggers: the count of its next overflow */
-	uint8_t buf[BUF_CAP];
 };
 
 static struct {
 	struct sys_task *task[SYS_MAX_TASKS];
 	unsigned ntasks;
 	struct sys_task *run; /* the traced task that ran the last block, or NULL */
+	struct sys_stream *cpu; /* per-CPU mode: the stream of the guest's one CPU */
+	int cr3_written;      /* a MOV to CR3 ran in the last block */
 	uint64_t exec_fn;  /* perf_event_exec() */
 	uint64_t comm_fn;  /* perf_event_comm() */
 	uint64_t fork_fn;  /* perf_event_fork() */
@@ -100,6 +115,8 @@ static void focus(struct sys_task *t)
 {
 	T = t;
 	emu_proc.pid = t->pid;
+	/* Per-CPU mode: the CPU's stream is the running task's now (nothing of another's is buffered). */
+	t->st->tid = t->tid;
 }
 
 static int tid(void)
@@ -140,14 +157,14 @@ static void truth(const char *fmt, ...)
 	}
 }
 
-static struct sys_task *task_of(struct emu_pt *p)
+static struct sys_stream *stream_of(struct emu_pt *p)
 {
-	return (struct sys_task *)(void *)((char *)p - offsetof(struct sys_task, pt));
+	return (struct sys_stream *)(void *)((char *)p - offsetof(struct sys_stream, pt));
 }
 
 static void flush(struct emu_pt *p)
 {
-	struct sys_task *t = task_of(p);
+	struct sys_stream *t = stream_of(p);
 	size_t n = emu_pt_buffered(p);
 
 	if (n) {
@@ -164,7 +181,7 @@ static void flush(struct emu_pt *p)
 
 static uint64_t base(struct emu_pt *p)
 {
-	return task_of(p)->aux_off;
+	return stream_of(p)->aux_off;
 }
 
 static uint64_t now(struct emu_pt *p)
@@ -193,13 +210,13 @@ static void pge(uint64_t ip)
 {
 	if (!sys_cfg.pt.branch)
 		return;
-	if (!T->pt.psb_done)
-		emu_pt_psb_plus(&T->pt, 0, 0);
+	if (!T->st->pt.psb_done)
+		emu_pt_psb_plus(&T->st->pt, 0, 0);
 	else if (T->retime)
-		emu_pt_timing(&T->pt);
+		emu_pt_timing(&T->st->pt);
 	T->retime = 0;
-	emu_pt_mode_exec(&T->pt);
-	emu_pt_ip(&T->pt, ppt_tip_pge, ip, 0);
+	emu_pt_mode_exec(&T->st->pt);
+	emu_pt_ip(&T->st->pt, ppt_tip_pge, ip, 0);
 	T->pkt_en = 1;
 }
 
@@ -207,8 +224,8 @@ static void pge(uint64_t ip)
 static void pgd(int with_fup, uint64_t fup)
 {
 	if (with_fup)
-		emu_pt_ip(&T->pt, ppt_fup, fup, 0);
-	emu_pt_ip(&T->pt, ppt_tip_pgd, 0, 1);
+		emu_pt_ip(&T->st->pt, ppt_fup, fup, 0);
+	emu_pt_ip(&T->st->pt, ppt_tip_pgd, 0, 1);
 	T->pkt_en = 0;
 }
 
@@ -228,9 +245,9 @@ static void set_trace(int on, uint64_t ip)
 	T->trace_en = on;
 	truth("%c %d %" PRIx64 " %" PRIu64 "\n", on ? 'R' : 'P', tid(), ip, emu_proc.clock);
 	if (on) {
-		if (T->pt.psb_done)
-			emu_pt_timing(&T->pt);
-		emu_pt_rs_reset(&T->pt);
+		if (T->st->pt.psb_done)
+			emu_pt_timing(&T->st->pt);
+		emu_pt_rs_reset(&T->st->pt);
 		if (want(ip))
 			pge(ip);
 	}
@@ -331,24 +348,24 @@ static void emit_branch(const struct sys_tb *p, uint64_t ip)
 {
 	switch (p->kind) {
 	case EMU_BR_COND:
-		emu_pt_tnt_bit(&T->pt, ip == p->target && ip != p->next);
+		emu_pt_tnt_bit(&T->st->pt, ip == p->target && ip != p->next);
 		break;
 	case EMU_BR_CALL:
 		if (p->target != p->next)
-			emu_pt_rs_push(&T->pt, p->next);
+			emu_pt_rs_push(&T->st->pt, p->next);
 		break;
 	case EMU_BR_ICALL:
-		emu_pt_rs_push(&T->pt, p->next);
+		emu_pt_rs_push(&T->st->pt, p->next);
 		/* fall through */
 	case EMU_BR_IJMP:
 	case EMU_BR_FAR:
 	case EMU_BR_SYSCALL:
 		if (in_filter(ip))
-			emu_pt_ip(&T->pt, ppt_tip, ip, 0);
+			emu_pt_ip(&T->st->pt, ppt_tip, ip, 0);
 		break;
 	case EMU_BR_RET:
 		if (in_filter(ip))
-			emu_pt_ret(&T->pt, ip);
+			emu_pt_ret(&T->st->pt, ip);
 		break;
 	default:
 		break;
@@ -368,8 +385,8 @@ static void account_done(const struct sys_tb *p, uint64_t done);
 static void async_to(uint64_t fup, uint64_t ip)
 {
 	if (want(ip)) {
-		emu_pt_ip(&T->pt, ppt_fup, fup, 0);
-		emu_pt_ip(&T->pt, ppt_tip, ip, 0);
+		emu_pt_ip(&T->st->pt, ppt_fup, fup, 0);
+		emu_pt_ip(&T->st->pt, ppt_tip, ip, 0);
 	} else {
 		pgd(1, fup);
 	}
@@ -447,7 +464,7 @@ static void branch(const struct sys_tb *p, uint64_t n, uint64_t ip)
 	if (async) {
 		/* The call ran: the decoder pushes its return address too. */
 		if (n == p->ninsn && p->kind == EMU_BR_CALL && p->target != p->next)
-			emu_pt_rs_push(&T->pt, p->next);
+			emu_pt_rs_push(&T->st->pt, p->next);
 		async_to(fup, ip);
 		return;
 	}
@@ -475,7 +492,7 @@ static void account_done(const struct sys_tb *p, uint64_t done)
 		truth("B %d %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", tid(), p->start,
 		      p->insn[done - 1], done);
 	if (T->pkt_en)
-		emu_pt_retired(&T->pt);
+		emu_pt_retired(&T->st->pt);
 }
 
 static void account(const struct sys_tb *p, uint64_t n, uint64_t ip)
@@ -498,19 +515,34 @@ static void account(const struct sys_tb *p, uint64_t n, uint64_t ip)
  */
 static void switched(int in)
 {
-	size_t n = emu_pt_buffered(&T->pt);
+	size_t n = emu_pt_buffered(&T->st->pt);
 	struct emu_sb s;
 
 	if (!T->active)
 		return;
 	if (!in && n) {
-		emu_send(EMU_MSG_AUX, (uint32_t)tid(), T->aux_off, T->buf, n);
-		T->aux_off += n;
-		emu_pt_drained(&T->pt);
+		emu_send(EMU_MSG_AUX, (uint32_t)tid(), T->st->aux_off, T->st->buf, n);
+		T->st->aux_off += n;
+		emu_pt_drained(&T->st->pt);
+	}
+	if (in) {
+		/* Its page tables are loaded (switch_mm_irqs_off() ran before switch_to()). */
+		T->st->pt.cr3 = sys_guest_task_cr3(T->task);
+		/*
+		 * Per-CPU mode: the CPU's trace was off while other tasks ran,
+		 * and the sched-in's pt_event_start() sets TraceEn again: the
+		 * SDM's table of packets on a WRMSR that sets TraceEn (with
+		 * PacketByteCnt > 0) gives TSC, TMA, CBR before the TIP.PGE.
+		 */
+		if (sys_cfg.per_cpu)
+			T->retime = 1;
 	}
 	emu_sb_begin(&s, PERF_RECORD_SWITCH, in ? 0 : PERF_RECORD_MISC_SWITCH_OUT);
 	emu_sb_end(&s, tid());
-	truth("S %d %s %" PRIu64 "\n", tid(), in ? "in" : "out", emu_proc.clock);
+	if (in)
+		truth("S %d in %" PRIu64 " %" PRIx64 "\n", tid(), emu_proc.clock, T->st->pt.cr3);
+	else
+		truth("S %d out %" PRIu64 "\n", tid(), emu_proc.clock);
 }
 
 /*
@@ -526,7 +558,8 @@ static void start_tracing(uint64_t ip)
 	T->exec_comm = -1;
 	emu_sb_comm(tid(), 1);
 	emu_sb_itrace_start(tid());
-	emu_pt_psb_plus(&T->pt, 0, 0);
+	T->st->pt.cr3 = sys_guest_task_cr3(T->task); /* the program's, exec_mmap() loaded them */
+	emu_pt_psb_plus(&T->st->pt, 0, 0);
 	T->trace_en = 0;
 	set_trace(!sys_cfg.start_paused, ip);
 	if (sys_cfg.start_paused)
@@ -548,6 +581,33 @@ static int known_task(uint64_t task)
 	return find_task(task) != NULL;
 }
 
+/* A new trace stream; NULL if none can be made. */
+static struct sys_stream *new_stream(int tid_)
+{
+	struct sys_stream *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->tid = tid_;
+	st->pt.ops = &pt_ops;
+	st->pt.cfg = &sys_cfg.pt;
+	st->pt.cycles = &emu_proc.clock;
+	st->pt.pip = sys_cfg.k; /* PSB+ holds PIP when ring 0 is traced (OS=1) */
+	if (emu_pt_init(&st->pt, st->buf, BUF_CAP) < 0) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+static void free_stream(struct sys_stream *st)
+{
+	if (!st)
+		return;
+	emu_pt_fini(&st->pt);
+	free(st);
+}
+
 /* A new traced task (@active: from now on); NULL when there is no room. */
 static struct sys_task *add_task(uint64_t task, int pid, int tid, int active)
 {
@@ -560,12 +620,10 @@ static struct sys_task *add_task(uint64_t task, int pid, int tid, int active)
 	t->tid = tid;
 	t->active = active;
 	t->trace_en = !sys_cfg.start_paused;
-	t->pt.ops = &pt_ops;
-	t->pt.cfg = &sys_cfg.pt;
-	t->pt.cycles = &emu_proc.clock;
 	for (int j = 0; j < sys_cfg.ntrig; j++)
 		t->next[j] = sys_cfg.trig[j].period;
-	if (emu_pt_init(&t->pt, t->buf, BUF_CAP) < 0) {
+	t->st = sys_cfg.per_cpu ? S.cpu : new_stream(tid);
+	if (!t->st) {
 		free(t);
 		return NULL;
 	}
@@ -584,7 +642,8 @@ static void drop_task(struct sys_task *t)
 		S.run = NULL;
 	if (T == t)
 		T = NULL;
-	emu_pt_fini(&t->pt);
+	if (t->st != S.cpu)
+		free_stream(t->st);
 	free(t);
 }
 
@@ -675,13 +734,13 @@ static void task_exit(uint64_t ip)
 
 	if (T->pkt_en)
 		pgd(1, ip);
-	emu_pt_tnt_flush(&T->pt);
-	n = emu_pt_buffered(&T->pt);
+	emu_pt_tnt_flush(&T->st->pt);
+	n = emu_pt_buffered(&T->st->pt);
 	if (n) {
 		/* Its AUX record is the model's, at the EXIT (the piece ends). */
-		emu_send(EMU_MSG_AUX, (uint32_t)tid(), T->aux_off, T->buf, n);
-		T->aux_off += n;
-		emu_pt_drained(&T->pt);
+		emu_send(EMU_MSG_AUX, (uint32_t)tid(), T->st->aux_off, T->st->buf, n);
+		T->st->aux_off += n;
+		emu_pt_drained(&T->st->pt);
 	}
 	if (T->active)
 		task_record(PERF_RECORD_EXIT, T->pid, ppid, T->tid, ppid);
@@ -713,8 +772,40 @@ static void first_run(uint64_t ip)
 {
 	T->started = 1;
 	emu_sb_itrace_start(tid());
+	/*
+	 * Its event's first start clears IA32_RTIT_STATUS, the PSB byte count
+	 * with it (pt_config(), arch/x86/events/intel/pt.c): per the SDM, the
+	 * TraceEn that follows writes PSB+. A stream of its own starts with
+	 * one in any case.
+	 */
+	if (sys_cfg.per_cpu)
+		T->st->pt.psb_done = 0;
 	if (T->trace_en)
 		truth("R %d %" PRIx64 " %" PRIu64 "\n", tid(), ip, emu_proc.clock);
+}
+
+/*
+ * The block @p of the running task T ended with a MOV to CR3 (QEMU ends a
+ * block there), and execution goes on at @ip. When it loaded T's own new
+ * page tables (exec_mmap() -> activate_mm(): the exec of a traced task),
+ * a PIP with the new CR3: the SDM's table of packets for MOV to CR3 gives
+ * one whenever TraceEn and OS=1, whether packets flow or not. A MOV to CR3
+ * of a context switch loads the next task's tables while T is current: its
+ * event was scheduled out before (perf_event_task_sched_out() from
+ * prepare_task_switch(), before switch_mm_irqs_off()): no PIP.
+ */
+static void cr3_loaded(const struct sys_tb *p, uint64_t ip)
+{
+	uint64_t cr3 = sys_guest_task_cr3(T->task);
+
+	if (cr3 && cr3 != T->st->pt.cr3) {
+		T->st->pt.cr3 = cr3;
+		if (sys_cfg.k && sys_cfg.pt.branch && T->active && T->trace_en && T->st->pt.psb_done) {
+			emu_pt_pip(&T->st->pt, cr3);
+			truth("C %d %" PRIx64 " %" PRIu64 "\n", tid(), cr3, emu_proc.clock);
+		}
+	}
+	branch(p, p->ninsn, ip);
 }
 
 /* The traced task T leaves the CPU; the block @b of another task runs (@n: of the last one's). */
@@ -761,6 +852,8 @@ static void on_tb(unsigned vcpu, void *udata)
 			first_run(b->start);
 		if (exec)
 			start_tracing(b->start);
+		else if (was == now && S.prev && S.prev->cr3w && n == S.prev->ninsn)
+			cr3_loaded(S.prev, b->start);
 		else if (was == now && S.prev)
 			branch(S.prev, n, b->start);
 		else if (want(b->start))
@@ -768,7 +861,7 @@ static void on_tb(unsigned vcpu, void *udata)
 		counters_at(b->start);
 		triggers_at(b, was == now ? S.prev : NULL);
 		if (T->pkt_en)
-			emu_pt_periodic(&T->pt, b->start, 1);
+			emu_pt_periodic(&T->st->pt, b->start, 1);
 		if (!exec)
 			perf_hooks(b->start);
 	}
@@ -794,6 +887,16 @@ static uint64_t block_uprobes(struct qemu_plugin_tb *tb, uint64_t start)
 	return m;
 }
 
+/* Whether the instruction @d (@n bytes) is MOV to CR3: [REX] 0F 22 /r with ModRM.reg 3. */
+static int mov_to_cr3(const uint8_t *d, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (d[i] & 0xf0) == 0x40)
+		i++;
+	return i + 2 < n && d[i] == 0x0f && d[i + 1] == 0x22 && (d[i + 2] >> 3 & 7) == 3;
+}
+
 static struct sys_tb *new_tb(struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
@@ -816,6 +919,9 @@ static struct sys_tb *new_tb(struct qemu_plugin_tb *tb)
 	b->kind = (uint8_t)c.kind;
 	b->target = c.target;
 	b->uprobes = block_uprobes(tb, b->start);
+}
+
+	b->cr3w = mov_to_cr3(qemu_plugin_insn_data(last), qemu_plugin_insn_size(last));
 	return b;
 }
 
@@ -881,6 +987,10 @@ static void on_mark(unsigned vcpu, void *udata)
 	}
 	task = sys_guest_current();
 	pid = sys_guest_workload_pid();
+	if (sys_cfg.per_cpu && !S.cpu && !(S.cpu = new_stream(pid))) {
+		emu_proc.broken = 1;
+		return;
+	}
 	if (!task || pid <= 0 || !add_task(task, pid, pid, 0)) {
 		if (!emu_proc.broken)
 			emu_error("cannot find the workload's task in the guest");
@@ -912,11 +1022,14 @@ static void on_end(qemu_plugin_id_t id, void *udata)
 	(void)id;
 	(void)udata;
 	for (unsigned i = 0; i < S.ntasks; i++) {
+		/* Per-CPU mode: only the running task has bytes in the CPU's stream. */
+		if (sys_cfg.per_cpu && S.task[i] != S.run)
+			continue;
 		focus(S.task[i]);
 		if (T->pkt_en)
 			pgd(0, 0);
-		emu_pt_tnt_flush(&T->pt);
-		flush(&T->pt);
+		emu_pt_tnt_flush(&T->st->pt);
+		flush(&T->st->pt);
 	}
 	if (S.tlen) {
 		emu_send(EMU_MSG_TRUTH, (uint32_t)tid(), 0, S.tbuf, S.tlen);

@@ -2,9 +2,10 @@
 /*
  * The whole-system software tracer: a qemu-system-x86_64 TCG plugin that
  * follows a workload process of a Linux guest and the tasks it and its
- * descendants create, user and kernel code, and writes Intel PT for each
- * as per-thread hardware tracing with inherited events and `u`, `k` or
- * both would (man/ptrec-emulate.7).
+ * descendants create, user and kernel code, and writes Intel PT for them
+ * as hardware tracing with inherited events and `u`, `k` or both would,
+ * per CPU (one stream for the guest's CPU) or per thread (a stream per
+ * task) (man/ptrec-emulate.7).
  *
  * What the plugin knows of the guest comes from guest memory, which it
  * reads from the file backing the guest's RAM (file offset = guest-physical
@@ -53,6 +54,7 @@ struct sys_tb {
 	uint32_t ninsn;
 	uint8_t kind;  /* enum emu_br */
 	uint64_t uprobes; /* the user triggers (bit j: sys_cfg.trig[j]) at the block's start */
+	uint8_t cr3w;  /* its last instruction is a MOV to CR3 */
 	uint64_t insn[]; /* each instruction's address */
 };
 
@@ -63,6 +65,12 @@ struct sys_cfg {
 	char comm[16];      /* the workload's name */
 	int u, k;           /* trace user / kernel code */
 	int start_paused, truth;
+	/*
+	 * Per-CPU mode: one trace stream per guest CPU that every traced task
+	 * writes while it runs there (perf record without --per-thread);
+	 * else one stream per task.
+	 */
+	int per_cpu;
 	struct emu_pt_cfg pt;
 	struct sys_trig trig[SYS_MAX_TRIG];
 	int ntrig;
@@ -100,6 +108,8 @@ int sys_guest_has_layout(void);
 /* A field of the task_struct at @task; 0 if unreadable. */
 int sys_guest_task_u32(uint64_t task, enum sys_task_field f);
 uint64_t sys_guest_task_ptr(uint64_t task, enum sys_task_field f);
+/* The CR3 the guest loads for @task (its mm's page tables); 0 if unknown. */
+uint64_t sys_guest_task_cr3(uint64_t task);
 /* The task's comm, NUL-terminated, into @name (16 bytes). */
 void sys_guest_task_comm(uint64_t task, char name[16]);
 /*

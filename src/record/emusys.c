@@ -386,8 +386,8 @@ static int sys_prepare(const void *c, struct prec_buf *b, struct prec_diag *diag
 				     cfg->guest_init);
 	prec_buf_printf(b, "ram %s\nram_size %llu\nmark 0x%" PRIx64 "\ncomm %.15s\n", s->ram,
 			(unsigned long long)RAM_MB << 20, mark, comm ? comm + 1 : pt->argv[0]);
-	prec_buf_printf(b, "user %d\nkernel %d\nstart_paused %d\ntruth %d\n", cfg->user,
-			cfg->kernel, pt->start_paused, !!pt->truth_path);
+	prec_buf_printf(b, "user %d\nkernel %d\nstart_paused %d\ntruth %d\nper_cpu %d\n", cfg->user,
+			cfg->kernel, pt->start_paused, !!pt->truth_path, cfg->per_cpu);
 	prec_buf_printf(b, "tsc %d\nmtc %d\ncyc %d\nnoretcomp %d\nbranch %d\n", pt->tsc, pt->mtc,
 			pt->cyc, pt->noretcomp, !pt->no_branch);
 	prec_buf_printf(b, "mtc_period %u\ncyc_thresh %u\npsb_period %u\n", pt->mtc_period,

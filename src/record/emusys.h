@@ -56,6 +56,12 @@ struct prec_emusys_config {
 	const struct prec_emu_config *pt; /* intel_pt terms, qemu, plugin, truth, argv */
 	const char *guest_init;           /* ptrec-guest; required */
 	bool user, kernel;                /* the u and k of the intel_pt event */
+	/*
+	 * Per-CPU recording (no --per-thread): one trace stream per guest CPU,
+	 * which each traced task writes while it runs there, with PIP in PSB+;
+	 * else one stream per task.
+	 */
+	bool per_cpu;
 	const struct prec_emusys_trigger *triggers;
 	size_t ntriggers;
 	struct prec_emusys_ctl *ctl;      /* NULL: nothing reaches the guest */

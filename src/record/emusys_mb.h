@@ -48,6 +48,8 @@ struct prec_emusys_mb {
 	uint32_t layout_ok;
 	uint32_t task_pid, task_tgid, task_real_parent, task_comm, task_tasks;
 	uint32_t task_signal, task_thread_node, signal_thread_head;
+	/* task_struct.mm, task_struct.active_mm and mm_struct.pgd: the task's page tables (CR3) */
+	uint32_t task_mm, task_active_mm, mm_pgd;
 	/*
 	 * The uprobes, in the order of /ptrec/uprobes ("OFFSET PATH" lines that
 	 * the host writes into the initramfs): the guest-physical address of

@@ -654,6 +654,18 @@ static int open_target(struct rec *r, struct target *t)
 	return 0;
 }
 
+/*
+ * Whether each ring's AUX area is one stream, as the kernel's are: the
+ * whole-system tracer in per-CPU mode writes one stream per guest CPU, as
+ * the hardware does; the user-mode tracers (and the whole-system one per
+ * thread) encode each thread apart, and the model's rings hold their pieces
+ * (auxsplit.h).
+ */
+static bool rings_are_streams(const struct rec *r)
+{
+	return !r->model || (r->o->emulate_system && r->sys_cfg.per_cpu);
+}
+
 static int map_target(struct rec *r, struct target *t)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -678,7 +690,7 @@ static int map_target(struct rec *r, struct target *t)
 			goto fail;
 		t->aux = aux;
 		t->aux_len = r->aux_bytes;
-		if (r->model) {
+		if (!rings_are_streams(r)) {
 			t->split = prec_auxsplit_new();
 			if (!t->split)
 				return -ENOMEM;
@@ -1925,8 +1937,8 @@ static void fill_stats(struct rec *r, struct prec_tfile_stats *st,
 		s->lost_samples += c->lost_samples;
 		s->itrace_starts += c->itrace_starts;
 	}
-	/* A model's rings hold per-thread streams (auxsplit.h): no stream is a ring's. */
-	st->n_streams = r->aux_idx >= 0 && !r->model ? (uint32_t)trace_rings(r) : 0;
+	/* A model's rings may hold per-thread streams (auxsplit.h): then no stream is a ring's. */
+	st->n_streams = r->aux_idx >= 0 && rings_are_streams(r) ? (uint32_t)trace_rings(r) : 0;
 	st->streams = ss;
 	r->res->counts.lost += r->res->lost_unwritten;
 	st->lost_records = r->res->counts.lost;
@@ -2239,6 +2251,9 @@ static void machine(struct rec *r, struct prec_tfile_machine *m)
 		emu_machine(m, r->k->ncpus > 0 ? r->k->ncpus : 1);
 	else
 		host_machine(r, m);
+	/* The whole-system tracer's streams per CPU (rings_are_streams()). */
+	if (r->model && rings_are_streams(r))
+		m->flags |= PREC_TFILE_M_PER_CPU | PREC_TFILE_M_CONTEXT_SWITCH;
 	if (r->snapshot)
 		m->flags |= PREC_TFILE_M_SNAPSHOT;
 }
@@ -2912,6 +2927,7 @@ static int sys_config(struct rec *r)
 				 sizeof(r->sys_init));
 	sc->user = !aux->attr.exclude_user;
 	sc->kernel = !aux->attr.exclude_kernel;
+	sc->per_cpu = !r->o->per_thread;
 	sc->triggers = r->sys_trig;
 	sc->ntriggers = r->emu_cfg.ntriggers;
 	sc->unmapped = r->sys_unmapped;
@@ -2939,6 +2955,12 @@ static int emu_setup(struct rec *r)
 	if (o->emulate_system && r->aux_idx < 0)
 		return rec_error(r, -EINVAL, "ptrec record --emulate=system -e 'intel_pt//k' -- prog",
 				 "--emulate=system traces a workload with an intel_pt event");
+	/* The plugin follows the workload's tasks only: no trace of the guest's others. */
+	if (o->emulate_system && (o->system_wide || o->cpus))
+		return rec_error(r, -EINVAL, "record the workload per CPU (the default) or with "
+				 "--per-thread",
+				 "--emulate=system traces the workload's tasks; -a and -C (every task "
+				 "of the guest) are not done yet");
 	err = prec_emu_check_program(o->argv[0], path, sizeof(path), r->d);
 	if (err == -ENOEXEC && !o->emulate_system &&
 	    prec_etm_check_program(o->argv[0], path, sizeof(path), NULL) == 0) {
@@ -3143,7 +3165,7 @@ int prec_record(const struct prec_record_opts *o, struct prec_record_result *res
 		check_snapshot_psb(&r, o->snapshot_size ? o->snapshot_size : r.aux_bytes);
 	if (!err)
 		err = check_aux_sampling(&r) ?: record_kernel(&r);
-	res->nstreams = r.aux_idx >= 0 && !r.model ? (int)trace_rings(&r) : 0;
+	res->nstreams = r.aux_idx >= 0 && rings_are_streams(&r) ? (int)trace_rings(&r) : 0;
 	for (i = 0; i < r.nt; i++) {
 		if (r.t[i].split)
 			res->nstreams += (int)prec_auxsplit_nstreams(r.t[i].split);

@@ -180,5 +180,8 @@ t_run "-S with a bad SIZE is a usage error" 2 "$PTREC" record --emulate -Sfoo -o
 t_run "--switch-output with --emulate=system is refused" 1 "$PTREC" record --emulate=system \
 	--switch-output -o d.data -- true
 t_match "...and says so" 'does not go with --emulate=system yet' "$err"
+t_run "-a with --emulate=system is refused" 1 "$PTREC" record --emulate=system -a -e intel_pt//k \
+	-o d.data -- true
+t_match "...and says so" '-a and -C .* are not done yet' "$err"
 t_eq "no file left by the refusals" "" "$(ls d.data* 2>/dev/null)"
 t_done

@@ -471,6 +471,36 @@ elif "$PTREC" record --emulate=system --kcore -q -o fk.data --emulate-truth fk.t
 	else
 		t_fail "children: the forked child's own trace runs spin()" "no spin+0x0 in task $A's trace"
 	fi
+	# Per-CPU mode (no --per-thread): the guest's one CPU has one stream,
+	# which every traced task writes while it runs there, as hardware's
+	# per-CPU AUX area; the decode above found each task in it through the
+	# SWITCH records.
+	t_eq "children, per CPU: one stream, the CPU's" "per CPU;# stream cpu 0" \
+		"$("$PTDUMP" --info fk.data | awk '$1 == "streams:" { print $2, $3 }');$("$PTDUMP" --packets fk.data | grep '^# stream' | sed 's/:.*//')"
+	"$PTDUMP" --packets fk.data >fk.pkt 2>/dev/null
+	# PIP: in each PSB+ (ring 0 traced: OS=1), and where a traced task
+	# loads new page tables of its own (the exec's MOV to CR3: the truth's
+	# C lines).
+	t_eq "children, per CPU: a PIP in each PSB+ and one at each CR3 load of the truth" \
+		"$(( $(grep -c ' psb$' fk.pkt) + $(grep -c '^C ' fk.truth) ))" "$(grep -c ' pip ' fk.pkt)"
+	# The CR3 of each task as the PIPs give it, decoded (ptdump --events
+	# names the task the SWITCH records say runs; it reports a CR3 once
+	# until it changes): the page tables of a process, so the thread has
+	# its parent's, each child its own, and the exec'd child new ones at
+	# its exec; page-aligned and in the guest's RAM.
+	"$PTDUMP" --events fk.data 2>/dev/null | awk '$5 == "paging" { print $2, $7 }' | sort -u >fk.cr3
+	cr3() { awk -v t="$1" '$1 == t { print $2; exit }' fk.cr3; }
+	x0=$(awk '$1 == "C" { print "0x" $3 }' fk.truth)
+	t_eq "children, per CPU: one CR3 load in the truth, the exec's, decoded in the exec'd child's trace" \
+		"$X $x0" "$(awk '$1 == "C" { print $2 }' fk.truth) $(awk -v t="$X" -v c="$x0" '$1 == t && $2 == c { print $2 }' fk.cr3)"
+	bad=$(while read -r t v; do (( v % 4096 || v <= 0 || v >= 256 << 20 )) && echo "$t $v"; done <fk.cr3)
+	t_eq "children, per CPU: each PIP's CR3 is a page of guest RAM" "" "$bad"
+	if [ -n "$(cr3 "$P")" ] && [ -n "$(cr3 "$A")" ] && [ "$(cr3 "$P")" != "$(cr3 "$A")" ] &&
+		[ "$(cr3 "$P")" != "$x0" ] && ! grep -q "^$TH " fk.cr3; then
+		t_pass "children, per CPU: the parent's, the forked child's and the exec's CR3 differ; the thread's is its parent's ($(paste -sd' ' fk.cr3))"
+	else
+		t_fail "children, per CPU: the parent's, the forked child's and the exec's CR3 differ; the thread's is its parent's" "$(cat fk.cr3)"
+	fi
 	# User code only: the exec'd program's code comes after a stretch of
 	# kernel code without packets; its trace still decodes against the
 	# mappings of its exec.
@@ -485,8 +515,29 @@ elif "$PTREC" record --emulate=system --kcore -q -o fk.data --emulate-truth fk.t
 		else
 			t_fail "children, user code: each of the 4 tasks' instruction trace = truth" "${bad:-not 4 tasks}"
 		fi
+		# Ring 0 not traced (OS=0): the SDM gives no PIP, in PSB+ or at a MOV to CR3.
+		t_eq "children, user code: no PIP" 0 "$("$PTDUMP" --packets fku.data | grep -c ' pip ')"
 	else
 		t_fail "children, user code: records" "$(cat fku.err)"
+	fi
+	# --per-thread (events not inherited, as ptrec opens them then): the
+	# workload's own stream, from the guest's x86 machine as per CPU,
+	# decoding to its truth; its children's trace reaches no event.
+	if "$PTREC" record --emulate=system --per-thread --kcore -q -o fkt.data --emulate-truth fkt.truth \
+		-e 'intel_pt//uk' ./forker >fkt.out 2>fkt.err; then
+		read -r _ Q < <(grep '^parent ' fkt.out)
+		t_eq "children, per thread: the workload's stream alone, the emulated machine's" \
+			"per thread;GenuineIntel 1 CPUs;# stream tid $Q" \
+			"$("$PTDUMP" --info fkt.data | awk '$1 == "streams:" { s = $2 " " $3 }
+				$1 == "machine:" { m = $3 " " $(NF - 3) " " $(NF - 2) } END { print s ";" m }' |
+				tr -d ,);$("$PTDUMP" --packets fkt.data | grep '^# stream' | sed 's/:.*//' | paste -sd';')"
+		if r=$(insn_vs_truth fkt "$Q") && [ "${r%% *}" != 0 ]; then
+			t_pass "children, per thread: the workload's instruction trace = truth ($r)"
+		else
+			t_fail "children, per thread: the workload's instruction trace = truth" "$r"
+		fi
+	else
+		t_fail "children, per thread: records" "$(cat fkt.err)"
 	fi
 else
 	t_fail "children: records" "$(cat fk.err)"
