@@ -919,8 +919,6 @@ static struct sys_tb *new_tb(struct qemu_plugin_tb *tb)
 	b->kind = (uint8_t)c.kind;
 	b->target = c.target;
 	b->uprobes = block_uprobes(tb, b->start);
-}
-
 	b->cr3w = mov_to_cr3(qemu_plugin_insn_data(last), qemu_plugin_insn_size(last));
 	return b;
 }
