@@ -1372,6 +1372,9 @@ struct follow_out {
 	uint64_t pos;                    /* this round: bytes written to us */
 	uint32_t pcrc;                   /* the CRC-32C of the first min(pos, emitted) */
 	uint64_t differs;                /* 1 + where a round wrote other bytes; 0: none */
+	struct prec_follow *rounds;      /* the rounds go on from each other; NULL: each
+					    writes again all that is settled */
+	unsigned nr;                     /* rounds so far */
 };
 
 static ssize_t follow_write(void *cookie, const char *buf, size_t size)
@@ -1405,6 +1408,34 @@ static bool follow_streams(const struct args *a)
 	return a->view->run == run_decoded || a->view->run == run_sideband;
 }
 
+/*
+ * The decode window of the rounds (prec_output_opts.window): a stream's
+ * decode starts again at a window's start, so smaller windows decode less
+ * again; the events are the same for any.
+ */
+#define FOLLOW_WINDOW ((size_t)256 << 10)
+
+/*
+ * After a round: with -v, what it decoded. A round that failed may have
+ * left its work half done: the next ones write all that is settled again.
+ */
+static void follow_said(struct follow_out *fo, int err)
+{
+	const struct prec_follow_stats *st;
+
+	if (!fo->rounds)
+		return;
+	st = prec_follow_stats(fo->rounds);
+	if (cli_verbose > 0)
+		fprintf(stderr, "ptdump: --follow: round %u: decoded %" PRIu64 " of %" PRIu64
+			" trace bytes, %" PRIu64 " events again\n", fo->nr, st->decoded, st->bytes,
+			st->dropped);
+	if (err) {
+		prec_follow_free(fo->rounds);
+		fo->rounds = NULL;
+	}
+}
+
 /* One round: what the file as it is now settles. Returns 0 or -EPIPE/-EIO. */
 static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 {
@@ -1414,8 +1445,10 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 	struct prec_diag d = { 0 };
 	int err = -ENOMEM;
 
-	fo->pos = 0;
-	fo->pcrc = 0;
+	/* Rounds that go on from the last write only what is new. */
+	fo->pos = fo->rounds ? fo->emitted : 0;
+	fo->pcrc = fo->rounds ? fo->crc : 0;
+	fo->nr++;
 	if (s && !(a->symfs && prec_session_set_symfs(s, a->symfs))) {
 		err = prec_import(s, &a->io, &rep, &d);
 		if (!err && a->view->run != run_sideband &&
@@ -1425,6 +1458,8 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 		oo.fmt = a->view->fmt;
 		oo.jobs = 1;
 		oo.progress = NULL;
+		oo.window = FOLLOW_WINDOW;
+		oo.rounds = fo->rounds;
 		if (!err && a->view->run == run_sideband)
 			err = prec_view_sideband(s, &oo, outf);
 		else if (!err && prec_session_nr_streams(s) &&
@@ -1433,6 +1468,7 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 		prec_import_report_fini(&rep);
 	}
 	prec_session_free(s);
+	follow_said(fo, err);
 	if (fflush(outf) == EOF || fflush(stdout) == EOF)
 		return errno == EPIPE ? -EPIPE : -EIO;
 	/* Damage, missing code, no stream yet: the decode after the end says so. */
@@ -1512,10 +1548,15 @@ static int follow_wait(struct args *a, struct follow_out *fo)
 		err = err ? -err : follow_loop(a, fd, NULL, fo);
 	} else {
 		outf = fopencookie(fo, "w", io);
+		/* --no-plt keeps a call's places in the session until its target: none go on. */
+		if (a->view->run == run_decoded && !a->oo.no_plt)
+			fo->rounds = prec_follow_new();
 		err = outf ? follow_loop(a, fd, outf, fo) : -errno;
 		a->outf = outf ? outf : stdout;
-		fo->pos = 0; /* the decode after the end: one more round */
+		fo->pos = 0; /* the decode after the end: one more round, of the whole file */
 		fo->pcrc = 0;
+		prec_follow_free(fo->rounds);
+		fo->rounds = NULL;
 	}
 	close(fd);
 	if (err == -EPIPE)
