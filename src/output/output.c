@@ -2058,7 +2058,11 @@ static int follow_open(struct prec_session *s, const struct prec_decoder_ops *op
 
 	if (!x)
 		return -ENOMEM;
-	dopts->resume = x->rp.set ? &x->rp : NULL;
+	/*
+	 * --events prints blocks, which end where libipt's block cache (the
+	 * session's, cold in each round) says: its decodes start at the beginning.
+	 */
+	dopts->resume = x->rp.set && fl->f->o.fmt != PREC_FMT_EVENTS ? &x->rp : NULL;
 	err = prec_decoder_open(ops, s, st, dopts, &h->d);
 	if (err == -ESTALE) { /* the place does not fit the stream: from its beginning */
 		x->rp.set = false;
