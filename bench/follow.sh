@@ -69,7 +69,7 @@ for v in $VIEWS; do
 		END { if (t) printf "%.1f%%\n", 100 * d / t; else print "-" }' follow.err)
 	size=$(stat -c %s f.data)
 	printf '%-16s %10s %10s %7s %7s %9s %s\n' "$v" "$fcpu" "$pcpu" \
-		"$(awk -v a="$fcpu" -v b="$pcpu" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')" \
+		"$(awk -v a="$fcpu" -v b="$pcpu" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
 		"$rounds" "$share" "$((size >> 10)) KiB file"
 	grep -v '^ptdump: --follow: round' follow.err >&2
 done

@@ -420,7 +420,7 @@ static int run_decoded(struct prec_session *s, const struct prec_import_report *
 		return empty;
 	a->oo.fmt = a->view->fmt;
 	if (a->vo.json)
-		return prec_view_json_decoded(s, &a->oo, stdout);
+		return prec_view_json_decoded(s, &a->oo, a->outf);
 	if (a->durations)
 		return prec_view_durations(s, &a->oo, stdout);
 	return prec_output_run(s, &a->oo, a->outf);
@@ -1403,7 +1403,7 @@ static ssize_t follow_write(void *cookie, const char *buf, size_t size)
 /* The views that --follow writes while the file grows (ptdump(1), --follow). */
 static bool follow_streams(const struct args *a)
 {
-	if (a->vo.json || a->durations)
+	if (a->durations || (a->vo.json && a->view->run != run_decoded))
 		return false;
 	return a->view->run == run_decoded || a->view->run == run_sideband;
 }
@@ -1464,7 +1464,8 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 			err = prec_view_sideband(s, &oo, outf);
 		else if (!err && prec_session_nr_streams(s) &&
 			 prec_decoder_for_session(s) == &prec_intel_pt_decoder)
-			err = prec_output_run(s, &oo, outf);
+			err = a->vo.json ? prec_view_json_decoded(s, &oo, outf) :
+					   prec_output_run(s, &oo, outf);
 		prec_import_report_fini(&rep);
 	}
 	prec_session_free(s);

@@ -1672,11 +1672,13 @@ static int trigs_make(struct prec_fmt_ctx *f)
  * before the settled time are the same), the trigger table (made again: the
  * triggers before that time keep their places).
  */
-static int fmt_rebind(struct prec_fmt_ctx *f, struct prec_session *s)
+static int fmt_rebind(struct prec_fmt_ctx *f, struct prec_session *s,
+		      const struct prec_output_opts *o)
 {
 	size_t n = prec_session_nr_streams(s);
 
 	f->s = s;
+	f->o = *o; /* the same view, but a tap of this round's */
 	f->im = prec_session_images(s);
 	if (n > f->nst) {
 		struct sstats *st = realloc(f->st, (n + 1) * sizeof(*st));
@@ -2026,6 +2028,11 @@ const struct prec_follow_stats *prec_follow_stats(const struct prec_follow *fl)
 	return &fl->stats;
 }
 
+bool prec_follow_started(const struct prec_follow *fl)
+{
+	return fl->f != NULL;
+}
+
 /* The state kept for stream @st, made when new; NULL: no memory. */
 static struct follow_st *follow_st_of(struct prec_follow *fl, const struct prec_stream *st)
 {
@@ -2117,7 +2124,7 @@ static int follow_run(struct prec_session *s, const struct prec_output_opts *o, 
 	uint64_t until;
 	int err;
 
-	err = fl->f ? fmt_rebind(fl->f, s) : prec_fmt_new(s, o, outf, &fl->f);
+	err = fl->f ? fmt_rebind(fl->f, s, o) : prec_fmt_new(s, o, outf, &fl->f);
 	if (err)
 		return err;
 	memset(&fl->stats, 0, sizeof(fl->stats));

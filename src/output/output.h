@@ -156,6 +156,8 @@ struct prec_follow_stats {
 struct prec_follow *prec_follow_new(void);
 void prec_follow_free(struct prec_follow *fl);
 const struct prec_follow_stats *prec_follow_stats(const struct prec_follow *fl);
+/* Whether a round over @fl has begun its output (a view's heading is out). */
+bool prec_follow_started(const struct prec_follow *fl);
 
 /*
  * The lazy-binding path that --no-plt folds into the call it serves: a PLT
