@@ -1416,21 +1416,22 @@ static bool follow_streams(const struct args *a)
 #define FOLLOW_WINDOW ((size_t)256 << 10)
 
 /*
- * After a round: with -v, what it decoded. A round that failed may have
- * left its work half done: the next ones write all that is settled again.
+ * After a round: with -v, what it decoded (when it got so far: @before is
+ * the count of rounds before it). A decode that failed may have left its
+ * work half done: the next rounds write all that is settled again.
  */
-static void follow_said(struct follow_out *fo, int err)
+static void follow_said(struct follow_out *fo, uint64_t before)
 {
 	const struct prec_follow_stats *st;
 
 	if (!fo->rounds)
 		return;
 	st = prec_follow_stats(fo->rounds);
-	if (cli_verbose > 0)
+	if (cli_verbose > 0 && st->rounds > before)
 		fprintf(stderr, "ptdump: --follow: round %u: decoded %" PRIu64 " of %" PRIu64
 			" trace bytes, %" PRIu64 " events again\n", fo->nr, st->decoded, st->bytes,
 			st->dropped);
-	if (err) {
+	if (st->broken) {
 		prec_follow_free(fo->rounds);
 		fo->rounds = NULL;
 	}
@@ -1444,6 +1445,7 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 	struct prec_import_report rep;
 	struct prec_diag d = { 0 };
 	int err = -ENOMEM;
+	uint64_t before = fo->rounds ? prec_follow_stats(fo->rounds)->rounds : 0;
 
 	/* Rounds that go on from the last write only what is new. */
 	fo->pos = fo->rounds ? fo->emitted : 0;
@@ -1469,7 +1471,7 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 		prec_import_report_fini(&rep);
 	}
 	prec_session_free(s);
-	follow_said(fo, err);
+	follow_said(fo, before);
 	if (fflush(outf) == EOF || fflush(stdout) == EOF)
 		return errno == EPIPE ? -EPIPE : -EIO;
 	/* Damage, missing code, no stream yet: the decode after the end says so. */

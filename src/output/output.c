@@ -2125,9 +2125,11 @@ static int follow_run(struct prec_session *s, const struct prec_output_opts *o, 
 	int err;
 
 	err = fl->f ? fmt_rebind(fl->f, s, o) : prec_fmt_new(s, o, outf, &fl->f);
-	if (err)
+	if (err) {
+		fl->stats.broken = fl->f != NULL;
 		return err;
-	memset(&fl->stats, 0, sizeof(fl->stats));
+	}
+	fl->stats = (struct prec_follow_stats){ .rounds = fl->stats.rounds + 1 };
 	h = calloc(n + 1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
@@ -2144,6 +2146,8 @@ static int follow_run(struct prec_session *s, const struct prec_output_opts *o, 
 		err = merge_streams(s, fl->f, h, n, until, sbi);
 	if (!err)
 		follow_keep(s, fl, h, n, until);
+	else
+		fl->stats.broken = true; /* what was formatted is not known */
 	if (!err)
 		err = flush_out(fl->f);
 	else if (!fl->f->werr)

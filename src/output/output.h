@@ -151,6 +151,8 @@ struct prec_follow_stats {
 	uint64_t bytes;           /* trace bytes of the streams decoded */
 	uint64_t decoded;         /* of those, from where their decodes started */
 	uint64_t dropped;         /* events decoded again, and not formatted again */
+	uint64_t rounds;          /* rounds so far */
+	bool broken;              /* the last round failed: the next cannot go on from it */
 };
 
 struct prec_follow *prec_follow_new(void);
