@@ -14,8 +14,11 @@
 #   PTDUMP  the ptdump that follows (default B's; another build compares)
 # For each view: the CPU time (user + system) of --follow, which ends with
 # its own decode of the finished file (checked against what it wrote), that
-# of a plain decode of the finished file, their ratio, the rounds, and what
-# share of the trace bytes they were given the rounds decoded (-v).
+# of a plain decode of the finished file, their ratio, the share of the
+# output that --follow had written when the recording ended (the rest is
+# the lag), the rounds and what share of the trace bytes they were given
+# they decoded (-v; "-" for a ptdump without these lines). The output goes
+# to a file in DIR, removed after each view.
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -44,7 +47,8 @@ cpu() {
 	awk '{ printf "%.2f\n", $1 + $2 }' cpu.t
 }
 
-printf '%-16s %10s %10s %7s %7s %9s %s\n' view follow-cpu-s plain-cpu-s ratio rounds decoded trace
+printf '%-16s %10s %10s %7s %9s %7s %9s %s\n' view follow-cpu-s plain-cpu-s ratio streamed \
+	rounds decoded trace
 for v in $VIEWS; do
 	rm -f f.data ctl
 	mkfifo ctl
@@ -53,7 +57,7 @@ for v in $VIEWS; do
 	rec=$!
 	for i in $(seq 300); do [ -s f.data ] && break; sleep 0.1; done
 	( /usr/bin/time -f '%U %S' -o follow.t "$PTDUMP" --follow -v "$v" f.data \
-		>/dev/null 2>follow.err 3>&- ) &
+		>follow.out 2>follow.err 3>&- ) &
 	dump=$!
 	for i in $(seq "$STAGES"); do
 		sleep "$PACE"
@@ -61,15 +65,20 @@ for v in $VIEWS; do
 	done
 	exec 3>&-
 	wait "$rec"
+	atend=$(stat -c %s follow.out)
 	wait "$dump"
+	total=$(stat -c %s follow.out)
+	rm -f follow.out
 	fcpu=$(awk '{ printf "%.2f\n", $1 + $2 }' follow.t)
 	pcpu=$(cpu "$PTDUMP" "$v" f.data)
 	rounds=$(grep -c '^ptdump: --follow: round' follow.err)
+	[ "$rounds" = 0 ] && rounds=-
 	share=$(awk '/^ptdump: --follow: round/ { d += $6; t += $8 }
 		END { if (t) printf "%.1f%%\n", 100 * d / t; else print "-" }' follow.err)
 	size=$(stat -c %s f.data)
-	printf '%-16s %10s %10s %7s %7s %9s %s\n' "$v" "$fcpu" "$pcpu" \
+	printf '%-16s %10s %10s %7s %9s %7s %9s %s\n' "$v" "$fcpu" "$pcpu" \
 		"$(awk -v a="$fcpu" -v b="$pcpu" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+		"$(awk -v a="$atend" -v b="$total" 'BEGIN { printf "%.1f%%", (b > 0 ? 100 * a / b : 0) }')" \
 		"$rounds" "$share" "$((size >> 10)) KiB file"
 	grep -v '^ptdump: --follow: round' follow.err >&2
 done

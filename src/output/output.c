@@ -2066,10 +2066,12 @@ static int follow_open(struct prec_session *s, const struct prec_decoder_ops *op
 	if (!x)
 		return -ENOMEM;
 	/*
-	 * --events prints blocks, which end where libipt's block cache (the
-	 * session's, cold in each round) says: its decodes start at the beginning.
+	 * Blocks end where libipt's block cache (the session's, cold in each
+	 * round) says, so a resumed decode may cut them otherwise, and the
+	 * events counted would not be the same: views with blocks (--events,
+	 * --insn-trace) decode from the beginning.
 	 */
-	dopts->resume = x->rp.set && fl->f->o.fmt != PREC_FMT_EVENTS ? &x->rp : NULL;
+	dopts->resume = x->rp.set && dopts->no_blocks ? &x->rp : NULL;
 	err = prec_decoder_open(ops, s, st, dopts, &h->d);
 	if (err == -ESTALE) { /* the place does not fit the stream: from its beginning */
 		x->rp.set = false;

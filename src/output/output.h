@@ -140,8 +140,9 @@ struct prec_output_opts {
 	 * the next (prec_follow_new()). Each round then writes only what the
 	 * rounds before did not, and decodes each stream from the last place
 	 * it passed before its first event not yet formatted (per-thread Intel
-	 * PT streams; the others from their beginning, the events before it
-	 * dropped). NULL: each round writes all that is settled.
+	 * PT streams of views without blocks; the others from their beginning,
+	 * the events before it dropped). NULL: each round writes all that is
+	 * settled.
 	 */
 	struct prec_follow *rounds;
 };
