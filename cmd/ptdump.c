@@ -420,7 +420,7 @@ static int run_decoded(struct prec_session *s, const struct prec_import_report *
 		return empty;
 	a->oo.fmt = a->view->fmt;
 	if (a->vo.json)
-		return prec_view_json_decoded(s, &a->oo, stdout);
+		return prec_view_json_decoded(s, &a->oo, a->outf);
 	if (a->durations)
 		return prec_view_durations(s, &a->oo, stdout);
 	return prec_output_run(s, &a->oo, a->outf);
@@ -1372,6 +1372,9 @@ struct follow_out {
 	uint64_t pos;                    /* this round: bytes written to us */
 	uint32_t pcrc;                   /* the CRC-32C of the first min(pos, emitted) */
 	uint64_t differs;                /* 1 + where a round wrote other bytes; 0: none */
+	struct prec_follow *rounds;      /* the rounds go on from each other; NULL: each
+					    writes again all that is settled */
+	unsigned nr;                     /* rounds so far */
 };
 
 static ssize_t follow_write(void *cookie, const char *buf, size_t size)
@@ -1400,9 +1403,38 @@ static ssize_t follow_write(void *cookie, const char *buf, size_t size)
 /* The views that --follow writes while the file grows (ptdump(1), --follow). */
 static bool follow_streams(const struct args *a)
 {
-	if (a->vo.json || a->durations)
+	if (a->durations || (a->vo.json && a->view->run != run_decoded))
 		return false;
 	return a->view->run == run_decoded || a->view->run == run_sideband;
+}
+
+/*
+ * The decode window of the rounds (prec_output_opts.window): a stream's
+ * decode starts again at a window's start, so smaller windows decode less
+ * again; the events are the same for any.
+ */
+#define FOLLOW_WINDOW ((size_t)256 << 10)
+
+/*
+ * After a round: with -v, what it decoded (when it got so far: @before is
+ * the count of rounds before it). A decode that failed may have left its
+ * work half done: the next rounds write all that is settled again.
+ */
+static void follow_said(struct follow_out *fo, uint64_t before)
+{
+	const struct prec_follow_stats *st;
+
+	if (!fo->rounds)
+		return;
+	st = prec_follow_stats(fo->rounds);
+	if (cli_verbose > 0 && st->rounds > before)
+		fprintf(stderr, "ptdump: --follow: round %u: decoded %" PRIu64 " of %" PRIu64
+			" trace bytes, %" PRIu64 " events again\n", fo->nr, st->decoded, st->bytes,
+			st->dropped);
+	if (st->broken) {
+		prec_follow_free(fo->rounds);
+		fo->rounds = NULL;
+	}
 }
 
 /* One round: what the file as it is now settles. Returns 0 or -EPIPE/-EIO. */
@@ -1413,9 +1445,12 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 	struct prec_import_report rep;
 	struct prec_diag d = { 0 };
 	int err = -ENOMEM;
+	uint64_t before = fo->rounds ? prec_follow_stats(fo->rounds)->rounds : 0;
 
-	fo->pos = 0;
-	fo->pcrc = 0;
+	/* Rounds that go on from the last write only what is new. */
+	fo->pos = fo->rounds ? fo->emitted : 0;
+	fo->pcrc = fo->rounds ? fo->crc : 0;
+	fo->nr++;
 	if (s && !(a->symfs && prec_session_set_symfs(s, a->symfs))) {
 		err = prec_import(s, &a->io, &rep, &d);
 		if (!err && a->view->run != run_sideband &&
@@ -1425,14 +1460,18 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 		oo.fmt = a->view->fmt;
 		oo.jobs = 1;
 		oo.progress = NULL;
+		oo.window = FOLLOW_WINDOW;
+		oo.rounds = fo->rounds;
 		if (!err && a->view->run == run_sideband)
 			err = prec_view_sideband(s, &oo, outf);
 		else if (!err && prec_session_nr_streams(s) &&
 			 prec_decoder_for_session(s) == &prec_intel_pt_decoder)
-			err = prec_output_run(s, &oo, outf);
+			err = a->vo.json ? prec_view_json_decoded(s, &oo, outf) :
+					   prec_output_run(s, &oo, outf);
 		prec_import_report_fini(&rep);
 	}
 	prec_session_free(s);
+	follow_said(fo, before);
 	if (fflush(outf) == EOF || fflush(stdout) == EOF)
 		return errno == EPIPE ? -EPIPE : -EIO;
 	/* Damage, missing code, no stream yet: the decode after the end says so. */
@@ -1512,10 +1551,15 @@ static int follow_wait(struct args *a, struct follow_out *fo)
 		err = err ? -err : follow_loop(a, fd, NULL, fo);
 	} else {
 		outf = fopencookie(fo, "w", io);
+		/* --no-plt keeps a call's places in the session until its target: none go on. */
+		if (a->view->run == run_decoded && !a->oo.no_plt)
+			fo->rounds = prec_follow_new();
 		err = outf ? follow_loop(a, fd, outf, fo) : -errno;
 		a->outf = outf ? outf : stdout;
-		fo->pos = 0; /* the decode after the end: one more round */
+		fo->pos = 0; /* the decode after the end: one more round, of the whole file */
 		fo->pcrc = 0;
+		prec_follow_free(fo->rounds);
+		fo->rounds = NULL;
 	}
 	close(fd);
 	if (err == -EPIPE)

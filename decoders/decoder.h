@@ -169,6 +169,20 @@ struct prec_tev {
 
 struct prec_shards;
 
+/*
+ * ptdump --follow: a place where a decode of the stream can start again, in
+ * a later session over the same recording grown longer (Intel PT: a window's
+ * start where the decode goes on over a PSB, with the decoder's state there).
+ * @ordinal: the events the decoder gave before it.
+ */
+#define PREC_RESUME_WORDS 32
+struct prec_resume {
+	bool set;
+	uint64_t ordinal;
+	uint64_t pos;             /* its data position in the stream */
+	uint64_t words[PREC_RESUME_WORDS];
+};
+
 struct prec_decoder_opts {
 	bool no_blocks;           /* skip PREC_TEV_BLOCK events (call traces) */
 	/*
@@ -201,6 +215,13 @@ struct prec_decoder_opts {
 	 * the events are the same as with none. Intel PT only.
 	 */
 	struct prec_shards *shards;
+	/*
+	 * ptdump --follow: start at this place instead of the stream's
+	 * beginning (prec_decoder_ops.resume_at); the events are those a
+	 * decode from the beginning gives after its first @resume->ordinal.
+	 * Intel PT only, without jobs, shards or counts.
+	 */
+	const struct prec_resume *resume;
 };
 
 #define PREC_DECODE_WINDOW ((size_t)2 << 20)
@@ -229,6 +250,12 @@ struct prec_decoder_ops {
 	 * the events that may still change; 0 when there is none yet.
 	 */
 	uint64_t (*settled)(void *priv);
+	/*
+	 * Optional (ptdump --follow): the last place, among those the decode
+	 * passed lately, before which at most @consumed events were given.
+	 * Returns false when there is none.
+	 */
+	bool (*resume_at)(void *priv, uint64_t consumed, struct prec_resume *r);
 };
 
 extern const struct prec_decoder_ops prec_intel_pt_decoder;
@@ -288,6 +315,13 @@ static inline int prec_decoder_next_ref(struct prec_decoder *d, const struct pre
 static inline uint64_t prec_decoder_settled(struct prec_decoder *d)
 {
 	return d->ops->settled ? d->ops->settled(d->priv) : 0;
+}
+
+/* ops->resume_at(), or false for a decoder without it. */
+static inline bool prec_decoder_resume_at(struct prec_decoder *d, uint64_t consumed,
+					  struct prec_resume *r)
+{
+	return d->ops->resume_at && d->ops->resume_at(d->priv, consumed, r);
 }
 
 static inline void prec_decoder_free(struct prec_decoder *d)

@@ -75,6 +75,9 @@ struct icache_ent {
 	uint8_t indirect;
 };
 
+/* --follow: the places to resume at (windows' starts) a decoder keeps */
+#define RESUME_KEEP 8
+
 struct ipt {
 	/*
 	 * The CBR, CR3 and VMCS base last reported (+1: 0 = none yet). A PSB+
@@ -152,6 +155,11 @@ struct ipt {
 	size_t nr_imgs;
 	struct pt_image_section_cache *isc; /* the images' own sections (a pooled set) */
 	struct par *par;          /* the decoder of a stream decoded in parts */
+
+	/* --follow: events queued so far, and the last places to resume at */
+	uint64_t pushed;
+	struct prec_resume rp[RESUME_KEEP];
+	unsigned nrp;
 };
 
 struct sub_image {
@@ -238,6 +246,7 @@ static void agg_flush(struct ipt *d)
 	if (!d->agg_open)
 		return;
 	d->agg_open = false;
+	d->pushed++;
 	*prec_evq_push(&d->q) = d->agg;
 }
 
@@ -246,6 +255,7 @@ static struct prec_tev *push(struct ipt *d, enum prec_tev_type type)
 	struct prec_tev *e;
 
 	agg_flush(d);
+	d->pushed++;
 	e = prec_evq_push(&d->q);
 
 	head(d, e, type, d->have_time ? d->time : 0, d->have_time ? d->tsc : 0);
@@ -1281,6 +1291,8 @@ static void resolve_final(struct ipt *d)
 		resolve_pending(d, b.ip);
 }
 
+static void resume_note(struct ipt *d);
+
 static int step(struct ipt *d)
 {
 	struct pt_event ev;
@@ -1291,6 +1303,7 @@ static int step(struct ipt *d)
 	case S_SEG:
 		return start_segment(d);
 	case S_WIN:
+		resume_note(d);
 		return start_window(d, d->win_next);
 	case S_SYNC:
 		do_sync(d);
@@ -2336,6 +2349,8 @@ static struct ipt *ipt_alloc(struct prec_session *s, const struct prec_stream *s
 	return d;
 }
 
+static bool resume_open(struct ipt *d, const struct prec_resume *r);
+
 static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 		    const struct prec_decoder_opts *opts, void **priv)
 {
@@ -2353,7 +2368,10 @@ static int ipt_open(struct prec_session *s, const struct prec_stream *stream,
 		return -ENOMEM;
 	/* With workers about, no decoder uses the session's own images. */
 	d->sub = opts && opts->jobs > 1;
-	if (opts && opts->shards)
+	if (opts && opts->resume && !d->sub && !opts->shards && !opts->counts) {
+		if (!resume_open(d, opts->resume))
+			err = -ESTALE;
+	} else if (opts && opts->shards)
 		err = par_init_merge(d, opts->shards);
 	else if (d->sub && stream->len > part_bytes(d, 1))
 		err = par_init(d, opts->jobs);
@@ -2643,6 +2661,63 @@ static uint64_t ipt_settled(void *priv)
 	return t;
 }
 
+_Static_assert(PREC_RESUME_WORDS == PREC_CARRY_WORDS, "a resume place holds a carry's words");
+
+/*
+ * --follow: notes the state before a window that carries the decode on over
+ * a PSB (as a part's entry, carry_get()), with the events queued before it.
+ */
+static void resume_note(struct ipt *d)
+{
+	struct prec_resume *r;
+	struct carry c;
+
+	if (d->sub || d->par || d->opts.counts || d->st->cpu >= 0 || !d->next_splice)
+		return;
+	r = &d->rp[d->nrp++ % RESUME_KEEP];
+	carry_get(d, &c);
+	r->ordinal = d->pushed;
+	r->pos = d->win_next;
+	r->set = carry_pack(d, &c, r->words);
+}
+
+static bool ipt_resume_at(void *priv, uint64_t consumed, struct prec_resume *out)
+{
+	struct ipt *d = priv;
+	const struct prec_resume *best = NULL;
+	unsigned i;
+
+	for (i = 0; i < RESUME_KEEP && i < d->nrp; i++) {
+		const struct prec_resume *r = &d->rp[i];
+
+		if (r->set && r->ordinal <= consumed && (!best || r->ordinal > best->ordinal))
+			best = r;
+	}
+	if (best)
+		*out = *best;
+	return best != NULL;
+}
+
+/* Opens @d at place @r (prec_decoder_opts.resume); false when it does not fit the stream. */
+static bool resume_open(struct ipt *d, const struct prec_resume *r)
+{
+	struct carry c;
+	size_t lo, hi;
+
+	if (!r->set || d->st->cpu >= 0 || !carry_unpack(d, r->words, &c) || c.state != S_WIN ||
+	    !c.seg || c.seg > nr_segments(d->st))
+		return false;
+	seg_bounds(d->st, c.seg - 1, &lo, &hi);
+	if (c.win_next < lo || c.win_next >= hi || c.win_next != r->pos)
+		return false;
+	carry_put(d, &c);
+	d->seg_start = lo;
+	d->seg_end = hi;
+	d->seg_off = prec_stream_offset(d->st, lo);
+	d->pushed = r->ordinal;
+	return true;
+}
+
 const struct prec_decoder_ops prec_intel_pt_decoder = {
 	.name = "intel_pt",
 	.open = ipt_open,
@@ -2650,4 +2725,5 @@ const struct prec_decoder_ops prec_intel_pt_decoder = {
 	.next_ref = ipt_next_ref,
 	.close = ipt_close,
 	.settled = ipt_settled,
+	.resume_at = ipt_resume_at,
 };

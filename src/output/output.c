@@ -1641,11 +1641,68 @@ void prec_fmt_free(struct prec_fmt_ctx *f)
 	free(f);
 }
 
+/* The trigger samples (pause, resume) of f->s, in f->trigs. Returns 0 or -ENOMEM. */
+static int trigs_make(struct prec_fmt_ctx *f)
+{
+	size_t i, n = prec_session_nr_sb(f->s);
+
+	free(f->trigs);
+	f->ntrigs = 0;
+	f->trigs = calloc(n + 1, sizeof(*f->trigs));
+	if (!f->trigs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct prec_sb *sb = prec_session_sb(f->s, i);
+		const struct prec_evdesc *d;
+
+		if (sb->type != PREC_SB_SAMPLE)
+			continue;
+		d = prec_session_event(f->s, sb->event);
+		if (!d || (d->kind != PREC_EVK_PAUSE && d->kind != PREC_EVK_RESUME))
+			continue;
+		f->trigs[f->ntrigs++] = (struct trig){ sb->time, sb->u.sample.ip, sb->tid,
+						       sb->cpu, sb->event, d->kind };
+	}
+	return 0;
+}
+
+/*
+ * --follow rounds: @f goes on formatting from session @s, the same recording
+ * grown longer. What it kept of its last session goes: the caches (the answers
+ * before the settled time are the same), the trigger table (made again: the
+ * triggers before that time keep their places).
+ */
+static int fmt_rebind(struct prec_fmt_ctx *f, struct prec_session *s,
+		      const struct prec_output_opts *o)
+{
+	size_t n = prec_session_nr_streams(s);
+
+	f->s = s;
+	f->o = *o; /* the same view, but a tap of this round's */
+	f->im = prec_session_images(s);
+	if (n > f->nst) {
+		struct sstats *st = realloc(f->st, (n + 1) * sizeof(*st));
+
+		if (!st)
+			return -ENOMEM;
+		memset(st + f->nst, 0, (n + 1 - f->nst) * sizeof(*st));
+		f->st = st;
+		f->nst = n;
+	}
+	f->dcol.n = 0;
+	f->dcol.dso = NULL;
+	f->hide_c.dso = NULL;
+	f->comm_c.comm = NULL;
+	f->as_c.as = NULL;
+	if (f->locs)
+		memset(f->locs, 0, ((size_t)1 << f->loc_bits) * sizeof(*f->locs));
+	return trigs_make(f);
+}
+
 int prec_fmt_new(struct prec_session *s, const struct prec_output_opts *o, FILE *outf,
 		 struct prec_fmt_ctx **ctx)
 {
 	struct prec_fmt_ctx *f;
-	size_t i, n;
 
 	*ctx = NULL;
 	if (!s || !o || !outf || !prec_session_images(s))
@@ -1662,23 +1719,9 @@ int prec_fmt_new(struct prec_session *s, const struct prec_output_opts *o, FILE 
 	f->nst = prec_session_nr_streams(s);
 	f->st = calloc(f->nst + 1, sizeof(*f->st));
 	f->trig_count = calloc(prec_session_nr_events(s) + 1, sizeof(*f->trig_count));
-	n = prec_session_nr_sb(s);
-	f->trigs = calloc(n + 1, sizeof(*f->trigs));
-	if (!f->buf || !f->st || !f->trig_count || !f->trigs) {
+	if (!f->buf || !f->st || !f->trig_count || trigs_make(f)) {
 		prec_fmt_free(f);
 		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++) {
-		const struct prec_sb *sb = prec_session_sb(s, i);
-		const struct prec_evdesc *d;
-
-		if (sb->type != PREC_SB_SAMPLE)
-			continue;
-		d = prec_session_event(s, sb->event);
-		if (!d || (d->kind != PREC_EVK_PAUSE && d->kind != PREC_EVK_RESUME))
-			continue;
-		f->trigs[f->ntrigs++] = (struct trig){ sb->time, sb->u.sample.ip, sb->tid,
-						       sb->cpu, sb->event, d->kind };
 	}
 	f->show_cpu = o->show_cpu < 0 ? prec_session_machine(s)->per_cpu : o->show_cpu;
 	f->time_filter = o->time_start || o->time_end;
@@ -1763,6 +1806,7 @@ struct head {
 	struct prec_decoder *d;
 	const struct prec_tev *ev;  /* the decoder's, valid until its next call */
 	bool valid;
+	uint64_t idx;               /* events of the stream before ev (--follow) */
 };
 
 static bool stream_wanted(struct prec_session *s, const struct prec_output_opts *o,
@@ -1811,9 +1855,9 @@ static void report_progress(struct prec_session *s, const struct prec_fmt_ctx *f
  * events all come at UINT64_MAX, is formatted whole).
  */
 static int merge_streams(struct prec_session *s, struct prec_fmt_ctx *f, struct head *h,
-			 size_t n, uint64_t until)
+			 size_t n, uint64_t until, size_t sbi)
 {
-	size_t i, nsb = prec_session_nr_sb(s), sbi = 0;
+	size_t i, nsb = prec_session_nr_sb(s);
 	uint32_t tick = 0;
 	int err;
 
@@ -1866,6 +1910,7 @@ static int merge_streams(struct prec_session *s, struct prec_fmt_ctx *f, struct 
 			if (err < 0)
 				return err;
 			h[best].valid = err > 0;
+			h[best].idx++;
 			if (!(++tick & 0xffff) && f->o.progress)
 				report_progress(s, f, h, n);
 		} while (h[best].valid && h[best].ev->time < lo_bound &&
@@ -1916,6 +1961,205 @@ static uint64_t settled(struct prec_session *s, struct head *h, size_t n)
 	return t;
 }
 
+/* The decoder options for view @o. */
+static void decoder_opts(const struct prec_fmt_ctx *f, const struct prec_output_opts *o,
+			 struct prec_decoder_opts *dopts)
+{
+	memset(dopts, 0, sizeof(*dopts));
+	dopts->window = o->window;
+	/*
+	 * --events prints blocks, and where libipt ends a block depends on its
+	 * block cache, which decoding in parts warms in another order: one pass.
+	 */
+	dopts->jobs = o->fmt == PREC_FMT_EVENTS ? 1 : o->jobs;
+	dopts->shards = o->shards;
+	dopts->no_blocks = o->fmt == PREC_FMT_CALL_TRACE || o->fmt == PREC_FMT_CALL_RET_TRACE ||
+			   o->fmt == PREC_FMT_BRANCHES;
+	/* --stats without --symbol counts blocks and branches, and does nothing else with them. */
+	dopts->counts = o->fmt == PREC_FMT_STATS && !o->symbol && !o->tap;
+	/*
+	 * A call trace without --symbol or --no-plt does nothing with jumps
+	 * (on_branch()): the decoder leaves them out.
+	 */
+	if (call_fmt(f) && !o->symbol && !o->no_plt && !o->tap)
+		dopts->branch_kinds = ~(1u << PREC_BR_JUMP | 1u << PREC_BR_COND |
+					1u << PREC_BR_INDIRECT);
+}
+
+/*
+ * --follow rounds (prec_output_opts.rounds): the formatter goes on from one
+ * round to the next, and so does each stream's decode. A stream's decode
+ * starts again at the last place it passed (prec_decoder_ops.resume_at)
+ * before the first event not yet formatted, and the events of the stream
+ * before that event are dropped. The merge formats, of each stream, the
+ * events before the first at the bound or later, and the triggers before
+ * the bound: the next round starts after those.
+ */
+struct follow_st {
+	int tid, cpu;
+	uint64_t consumed;        /* events formatted */
+	struct prec_resume rp;    /* where the next decode of it starts */
+};
+
+struct prec_follow {
+	struct prec_fmt_ctx *f;   /* NULL: no round yet */
+	struct follow_st *st;
+	size_t n;
+	uint64_t until;           /* the last round's bound */
+	struct prec_follow_stats stats;
+};
+
+struct prec_follow *prec_follow_new(void)
+{
+	return calloc(1, sizeof(struct prec_follow));
+}
+
+void prec_follow_free(struct prec_follow *fl)
+{
+	if (!fl)
+		return;
+	prec_fmt_free(fl->f);
+	free(fl->st);
+	free(fl);
+}
+
+const struct prec_follow_stats *prec_follow_stats(const struct prec_follow *fl)
+{
+	return &fl->stats;
+}
+
+bool prec_follow_started(const struct prec_follow *fl)
+{
+	return fl->f != NULL;
+}
+
+/* The state kept for stream @st, made when new; NULL: no memory. */
+static struct follow_st *follow_st_of(struct prec_follow *fl, const struct prec_stream *st)
+{
+	struct follow_st *x;
+	size_t i;
+
+	for (i = 0; i < fl->n; i++)
+		if (fl->st[i].tid == st->tid && fl->st[i].cpu == st->cpu)
+			return &fl->st[i];
+	x = realloc(fl->st, (fl->n + 1) * sizeof(*x));
+	if (!x)
+		return NULL;
+	fl->st = x;
+	x = &fl->st[fl->n++];
+	memset(x, 0, sizeof(*x));
+	x->tid = st->tid;
+	x->cpu = st->cpu;
+	return x;
+}
+
+/* Opens the decoder of stream @i where the last round left it. */
+static int follow_open(struct prec_session *s, const struct prec_decoder_ops *ops,
+		       struct prec_decoder_opts *dopts, struct prec_follow *fl, size_t i,
+		       struct head *h)
+{
+	const struct prec_stream *st = prec_session_stream(s, i);
+	struct follow_st *x = follow_st_of(fl, st);
+	uint64_t from = 0;
+	int err;
+
+	if (!x)
+		return -ENOMEM;
+	/*
+	 * Blocks end where libipt's block cache (the session's, cold in each
+	 * round) says, so a resumed decode may cut them otherwise, and the
+	 * events counted would not be the same: views with blocks (--events,
+	 * --insn-trace) decode from the beginning.
+	 */
+	dopts->resume = x->rp.set && dopts->no_blocks ? &x->rp : NULL;
+	err = prec_decoder_open(ops, s, st, dopts, &h->d);
+	if (err == -ESTALE) { /* the place does not fit the stream: from its beginning */
+		x->rp.set = false;
+		dopts->resume = NULL;
+		err = prec_decoder_open(ops, s, st, dopts, &h->d);
+	}
+	if (err)
+		return err;
+	if (dopts->resume)
+		from = x->rp.pos;
+	fl->stats.bytes += st->len;
+	fl->stats.decoded += st->len > from ? st->len - from : 0;
+	h->idx = dopts->resume ? x->rp.ordinal : 0;
+	for (;;) {
+		err = prec_decoder_next_ref(h->d, &h->ev);
+		if (err <= 0 || h->idx >= x->consumed)
+			break;
+		h->idx++;
+		fl->stats.dropped++;
+	}
+	h->valid = err > 0;
+	return err < 0 ? err : 0;
+}
+
+/* What the round leaves to the next: each stream's count and place. */
+static void follow_keep(struct prec_session *s, struct prec_follow *fl, struct head *h,
+			size_t n, uint64_t until)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct follow_st *x;
+		struct prec_resume rp;
+
+		if (!h[i].d || !(x = follow_st_of(fl, prec_session_stream(s, i))))
+			continue;
+		x->consumed = h[i].idx;
+		if (prec_decoder_resume_at(h[i].d, x->consumed, &rp))
+			x->rp = rp;
+	}
+	fl->until = PREC_MAX(fl->until, until);
+}
+
+/* One --follow round over session @s (prec_output_opts.rounds). */
+static int follow_run(struct prec_session *s, const struct prec_output_opts *o, FILE *outf,
+		      struct prec_follow *fl)
+{
+	const struct prec_decoder_ops *ops = o->decoder ? o->decoder : prec_decoder_for_session(s);
+	struct prec_decoder_opts dopts;
+	size_t i, n = prec_session_nr_streams(s), sbi = 0;
+	struct head *h;
+	uint64_t until;
+	int err;
+
+	err = fl->f ? fmt_rebind(fl->f, s, o) : prec_fmt_new(s, o, outf, &fl->f);
+	if (err) {
+		fl->stats.broken = fl->f != NULL;
+		return err;
+	}
+	fl->stats = (struct prec_follow_stats){ .rounds = fl->stats.rounds + 1 };
+	h = calloc(n + 1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	decoder_opts(fl->f, o, &dopts);
+	dopts.jobs = 1;
+	dopts.shards = NULL;
+	for (i = 0; !err && i < n; i++)
+		if (stream_wanted(s, o, prec_session_stream(s, i)))
+			err = follow_open(s, ops, &dopts, fl, i, &h[i]);
+	until = err ? 0 : settled(s, h, n);
+	while (sbi < prec_session_nr_sb(s) && prec_session_sb(s, sbi)->time < fl->until)
+		sbi++;
+	if (!err)
+		err = merge_streams(s, fl->f, h, n, until, sbi);
+	if (!err)
+		follow_keep(s, fl, h, n, until);
+	else
+		fl->stats.broken = true; /* what was formatted is not known */
+	if (!err)
+		err = flush_out(fl->f);
+	else if (!fl->f->werr)
+		flush_out(fl->f);
+	for (i = 0; i < n; i++)
+		prec_decoder_free(h[i].d);
+	free(h);
+	return err < 0 ? err : 0;
+}
+
 int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FILE *outf)
 {
 	const struct prec_decoder_ops *ops = o->decoder ? o->decoder : prec_decoder_for_session(s);
@@ -1927,6 +2171,8 @@ int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FI
 
 	if (o->symbol && !symbol_exists(s, o->symbol))
 		return -PREC_E_NOSYM;
+	if (o->follow && o->rounds)
+		return follow_run(s, o, outf, o->rounds);
 	err = prec_fmt_new(s, o, outf, &f);
 	if (err)
 		return err;
@@ -1936,24 +2182,7 @@ int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FI
 		err = -ENOMEM;
 		goto out;
 	}
-	dopts.window = o->window;
-	/*
-	 * --events prints blocks, and where libipt ends a block depends on its
-	 * block cache, which decoding in parts warms in another order: one pass.
-	 */
-	dopts.jobs = o->fmt == PREC_FMT_EVENTS ? 1 : o->jobs;
-	dopts.shards = o->shards;
-	dopts.no_blocks = o->fmt == PREC_FMT_CALL_TRACE || o->fmt == PREC_FMT_CALL_RET_TRACE ||
-			  o->fmt == PREC_FMT_BRANCHES;
-	/*
-	 * A call trace without --symbol or --no-plt does nothing with jumps
-	 * (on_branch()): the decoder leaves them out.
-	 */
-	/* --stats without --symbol counts blocks and branches, and does nothing else with them. */
-	dopts.counts = o->fmt == PREC_FMT_STATS && !o->symbol && !o->tap;
-	if (call_fmt(f) && !o->symbol && !o->no_plt && !o->tap)
-		dopts.branch_kinds = ~(1u << PREC_BR_JUMP | 1u << PREC_BR_COND |
-				       1u << PREC_BR_INDIRECT);
+	decoder_opts(f, o, &dopts);
 	for (i = 0; i < n; i++) {
 		const struct prec_stream *st = prec_session_stream(s, i);
 
@@ -1970,7 +2199,7 @@ int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FI
 			goto out;
 		h[i].valid = err > 0;
 	}
-	err = merge_streams(s, f, h, n, o->follow ? settled(s, h, n) : UINT64_MAX);
+	err = merge_streams(s, f, h, n, o->follow ? settled(s, h, n) : UINT64_MAX, 0);
 	if (!err && o->follow)
 		err = flush_out(f);
 	else if (!err)

@@ -85,6 +85,8 @@ struct prec_tap {
 	int (*plt_call)(void *arg, const struct prec_tev *call, uint64_t to, int depth);
 };
 
+struct prec_follow;
+
 struct prec_output_opts {
 	enum prec_fmt fmt;
 	int pid, tid, cpu;        /* only this process/thread/CPU; -1: all */
@@ -133,7 +135,32 @@ struct prec_output_opts {
 	 * formats the same, and nothing that ends the run (--stats totals).
 	 */
 	bool follow;
+	/*
+	 * With follow: what the rounds of ptdump --follow carry from one to
+	 * the next (prec_follow_new()). Each round then writes only what the
+	 * rounds before did not, and decodes each stream from the last place
+	 * it passed before its first event not yet formatted (per-thread Intel
+	 * PT streams of views without blocks; the others from their beginning,
+	 * the events before it dropped). NULL: each round writes all that is
+	 * settled.
+	 */
+	struct prec_follow *rounds;
 };
+
+/* What the last round over o->rounds did (ptdump --follow -v). */
+struct prec_follow_stats {
+	uint64_t bytes;           /* trace bytes of the streams decoded */
+	uint64_t decoded;         /* of those, from where their decodes started */
+	uint64_t dropped;         /* events decoded again, and not formatted again */
+	uint64_t rounds;          /* rounds so far */
+	bool broken;              /* the last round failed: the next cannot go on from it */
+};
+
+struct prec_follow *prec_follow_new(void);
+void prec_follow_free(struct prec_follow *fl);
+const struct prec_follow_stats *prec_follow_stats(const struct prec_follow *fl);
+/* Whether a round over @fl has begun its output (a view's heading is out). */
+bool prec_follow_started(const struct prec_follow *fl);
 
 /*
  * The lazy-binding path that --no-plt folds into the call it serves: a PLT
