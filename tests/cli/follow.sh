@@ -204,7 +204,7 @@ if wait_for r.data; then
 			"$(grep -v '^ptdump: --follow: round ' r.$v.err)"
 		# round N: decoded D of T trace bytes, E events again
 		rounds=$(grep -c '^ptdump: --follow: round [0-9]*: decoded ' r.$v.err)
-		t_eq "rounds: --follow --$v: rounds while the file grew" 1 "$((rounds >= 3))"
+		t_eq "rounds: --follow --$v: rounds while the file grew ($rounds)" 1 "$((rounds >= 3))"
 		# --events prints blocks, which depend on a cache each round starts
 		# cold: its rounds decode from the beginning (and format only what is
 		# new). JSON's rounds take longer, so fewer come late enough to show it.
