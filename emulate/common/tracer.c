@@ -264,13 +264,11 @@ static int no_overflow(int ti)
 	return off;
 }
 
-static void fire(struct emu_thr *t, int ti, uint64_t ip, uint64_t period)
+/* Trigger @ti overflows: its sample, and its action on the trace. */
+static void overflow(struct emu_thr *t, int ti, uint64_t ip, uint64_t period)
 {
 	struct emu_trig *tr = &emu_cfg.trig[ti];
 
-	/* No overflow (off or throttled): no sample, no action. */
-	if (no_overflow(ti))
-		return;
 	if (tr->action == EMU_ACT_SNAPSHOT) {
 		/*
 		 * A pause whose trace reaches the AUX area before the sample, as
@@ -290,15 +288,30 @@ static void fire(struct emu_thr *t, int ti, uint64_t ip, uint64_t period)
 		set_trace_en(t, 1, ip);
 }
 
-/* A trap into the kernel at @ip (uprobe, uretprobe, PMI) firing @n triggers. */
+/* Trigger @ti fires: no overflow (off or throttled) is no sample, no action. */
+static void fire(struct emu_thr *t, int ti, uint64_t ip, uint64_t period)
+{
+	if (!no_overflow(ti))
+		overflow(t, ti, ip, period);
+}
+
+/*
+ * A trap into the kernel at @ip (uprobe, uretprobe, PMI) firing @n
+ * triggers; the first @nchk are probes, which trap whether or not their
+ * event counts, the rest counters whose overflow the caller has checked.
+ */
 static void trap(struct emu_thr *t, uint64_t ip, enum emu_entry why, const int *trig, int n,
-		 uint64_t period)
+		 int nchk, uint64_t period)
 {
 	int i;
 
 	emu_enter_kernel(t, ip, why);
-	for (i = 0; i < n; i++)
-		fire(t, trig[i], ip, period);
+	for (i = 0; i < n; i++) {
+		if (i < nchk)
+			fire(t, trig[i], ip, period);
+		else
+			overflow(t, trig[i], ip, period);
+	}
 	emu_return_to_user(t, ip);
 }
 
@@ -719,16 +732,27 @@ static void on_tb(unsigned vcpu, void *ud)
 		nf = mask_to_list(uret, fired);
 	nu = nf;
 	for (i = 0; i < emu_cfg.ntrig; i++) {
+		uint64_t p = (uint64_t)emu_cfg.trig[i].arg;
+
 		if (emu_cfg.trig[i].kind != EMU_TK_INSNS || t->insns < t->cnt_next[i])
 			continue;
-		fired[nf++] = i;
-		period = (uint64_t)emu_cfg.trig[i].arg;
 		while (t->cnt_next[i] <= t->insns)
-			t->cnt_next[i] += period;
+			t->cnt_next[i] += p;
+		/*
+		 * A counter that is off or throttled raises no PMI: it is
+		 * stopped (perf_event_throttle_group() calls pmu->stop() on the
+		 * group, Linux 6.16+; before, the PMI handler stopped the event
+		 * when perf_event_overflow() throttled it), so the trace goes
+		 * on undisturbed.
+		 */
+		if (no_overflow(i))
+			continue;
+		fired[nf++] = i;
+		period = p;
 	}
 	/* A uretprobe traps through a breakpoint, a counter by an interrupt. */
 	if (nf)
-		trap(t, b->start, nu ? EMU_ENTRY_BREAKPOINT : EMU_ENTRY_INTERRUPT, fired, nf,
+		trap(t, b->start, nu ? EMU_ENTRY_BREAKPOINT : EMU_ENTRY_INTERRUPT, fired, nf, nu,
 		     period ? period : 1);
 	if (t->slice_end && t->insns >= t->slice_end)
 		slice_over(t);
@@ -776,7 +800,7 @@ static void on_probe(unsigned vcpu, void *ud)
 			t->shadow[t->sh_n - 1].uret |= 1ull << ti;
 	}
 	/* A uprobe is a breakpoint: the thread traps even if nothing fires. */
-	trap(t, h->vaddr, EMU_ENTRY_BREAKPOINT, fired, nf, 1);
+	trap(t, h->vaddr, EMU_ENTRY_BREAKPOINT, fired, nf, nf, 1);
 	emu_slot_commit(t, h->vaddr);
 }
 
