@@ -267,17 +267,25 @@ static struct prec_tev *push(struct ipt *d, enum prec_tev_type type)
  * those summed so far when nothing else came between and the time, CPU and
  * thread are the same, else new ones (the others queued first).
  */
-static struct prec_tev_counts *count_at(struct ipt *d, uint64_t time, uint64_t tsc)
+static struct prec_tev_counts *count_new(struct ipt *d, uint64_t time, uint64_t tsc)
+{
+	struct prec_tev *a = &d->agg;
+
+	agg_flush(d);
+	head(d, a, PREC_TEV_COUNTS, time, tsc);
+	d->agg_open = true;
+	return &a->u.counts;
+}
+
+/* Called twice a block: the common case inline. */
+static inline struct prec_tev_counts *count_at(struct ipt *d, uint64_t time, uint64_t tsc)
 {
 	struct prec_tev *a = &d->agg;
 
 	if (d->agg_open && a->time == time && a->tsc == tsc && a->cpu == d->cpu &&
 	    a->pid == d->pid && a->tid == d->tid)
 		return &a->u.counts;
-	agg_flush(d);
-	head(d, a, PREC_TEV_COUNTS, time, tsc);
-	d->agg_open = true;
-	return &a->u.counts;
+	return count_new(d, time, tsc);
 }
 
 /*
@@ -390,7 +398,7 @@ static uint64_t cpu_advance(struct ipt *d, uint64_t t)
 	return UINT64_MAX;
 }
 
-static void update_context(struct ipt *d, bool force)
+static void update_context_slow(struct ipt *d, bool force)
 {
 	/* Before the first timestamp of a timed trace, assume its beginning. */
 	uint64_t t = d->have_time ? d->time : prec_session_machine(d->s)->tsc ? 0 : UINT64_MAX;
@@ -422,6 +430,14 @@ static void update_context(struct ipt *d, bool force)
 		/* A new thread: the branch pending from the old one is not its. */
 		d->pend = false;
 	}
+}
+
+/* Called before each block: whether the context may have changed, inline. */
+static inline void update_context(struct ipt *d, bool force)
+{
+	if (!force && d->have_time && d->time < d->ctx_until)
+		return;
+	update_context_slow(d, force);
 }
 
 /* ---- branch-site decoding ---- */
@@ -567,9 +583,17 @@ static enum prec_br_kind resolve_pending(struct ipt *d, uint64_t to)
 	if (d->opts.branch_kinds && !(d->opts.branch_kinds & (1u << kind)))
 		return kind;
 	if (d->opts.counts) {
-		uint64_t tsc = d->pend_tsc ? d->pend_tsc : d->have_time ? d->tsc : 0;
-		struct prec_tev_counts *c = count_at(d, d->pend_tsc ?
-			prec_session_tsc_to_time(d->s, d->pend_tsc) : d->have_time ? d->time : 0, tsc);
+		uint64_t tsc = d->pend_tsc ? d->pend_tsc : d->have_time ? d->tsc : 0, time;
+		struct prec_tev_counts *c;
+
+		/* Mostly the branch is of the current timestamp: no conversion. */
+		if (!d->pend_tsc)
+			time = d->have_time ? d->time : 0;
+		else if (d->have_time && d->pend_tsc == d->tsc)
+			time = d->time;
+		else
+			time = prec_session_tsc_to_time(d->s, d->pend_tsc);
+		c = count_at(d, time, tsc);
 
 		c->branches++;
 		c->calls += kind == PREC_BR_CALL;
@@ -581,7 +605,8 @@ static enum prec_br_kind resolve_pending(struct ipt *d, uint64_t to)
 	e = push(d, PREC_TEV_BRANCH);
 	if (d->pend_tsc) {
 		e->tsc = d->pend_tsc;
-		e->time = prec_session_tsc_to_time(d->s, d->pend_tsc);
+		e->time = d->have_time && d->pend_tsc == d->tsc ?
+				  d->time : prec_session_tsc_to_time(d->s, d->pend_tsc);
 	}
 	e->u.branch.from = d->pend_from;
 	e->u.branch.to = to;
