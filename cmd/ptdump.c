@@ -1375,6 +1375,7 @@ struct follow_out {
 	struct prec_follow *rounds;      /* the rounds go on from each other; NULL: each
 					    writes again all that is settled */
 	unsigned nr;                     /* rounds so far */
+	uint64_t before_last;            /* rounds done before the last (the decode after the end) */
 };
 
 static ssize_t follow_write(void *cookie, const char *buf, size_t size)
@@ -1420,7 +1421,7 @@ static bool follow_streams(const struct args *a)
  * the count of rounds before it). A decode that failed may have left its
  * work half done: the next rounds write all that is settled again.
  */
-static void follow_said(struct follow_out *fo, uint64_t before)
+static void follow_said(struct follow_out *fo, uint64_t before, bool last)
 {
 	const struct prec_follow_stats *st;
 
@@ -1429,8 +1430,8 @@ static void follow_said(struct follow_out *fo, uint64_t before)
 	st = prec_follow_stats(fo->rounds);
 	if (cli_verbose > 0 && st->rounds > before)
 		fprintf(stderr, "ptdump: --follow: round %u: decoded %" PRIu64 " of %" PRIu64
-			" trace bytes, %" PRIu64 " events again\n", fo->nr, st->decoded, st->bytes,
-			st->dropped);
+			" trace bytes, %" PRIu64 " events again%s\n", fo->nr, st->decoded, st->bytes,
+			st->dropped, last ? "; the recording has ended" : "");
 	if (st->broken) {
 		prec_follow_free(fo->rounds);
 		fo->rounds = NULL;
@@ -1471,7 +1472,7 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 		prec_import_report_fini(&rep);
 	}
 	prec_session_free(s);
-	follow_said(fo, before);
+	follow_said(fo, before, false);
 	if (fflush(outf) == EOF || fflush(stdout) == EOF)
 		return errno == EPIPE ? -EPIPE : -EIO;
 	/* Damage, missing code, no stream yet: the decode after the end says so. */
@@ -1529,6 +1530,35 @@ static int follow_loop(struct args *a, int fd, FILE *outf, struct follow_out *fo
  * (the decode after the end then writes to a->outf), else the exit status
  * (the error said), or -1 when the reader of the output went away.
  */
+/*
+ * The decode after the end is the last round. When the rounds went on from
+ * each other up to the end, it goes on from them too (each stream's decode
+ * from its last place, the same formatter) and writes what is left;
+ * otherwise it decodes the whole file, and what the rounds wrote must be
+ * the beginning of its output. So it does too when the last round decoded
+ * its streams from their beginning (--events, --insn-trace, per-CPU
+ * streams): a decode of the whole file in parts (-j) is then faster.
+ */
+static void follow_last(struct args *a, struct follow_out *fo, int err)
+{
+	const struct prec_follow_stats *st = fo->rounds ? prec_follow_stats(fo->rounds) : NULL;
+
+	if (!err && st && prec_follow_started(fo->rounds) && st->decoded < st->bytes) {
+		a->oo.rounds = fo->rounds;
+		a->oo.last_round = true;
+		a->oo.window = FOLLOW_WINDOW; /* where the rounds' decodes start again */
+		fo->pos = fo->emitted;
+		fo->pcrc = fo->crc;
+		fo->nr++;
+		fo->before_last = st->rounds;
+		return;
+	}
+	fo->pos = 0;
+	fo->pcrc = 0;
+	prec_follow_free(fo->rounds);
+	fo->rounds = NULL;
+}
+
 static int follow_wait(struct args *a, struct follow_out *fo)
 {
 	static const cookie_io_functions_t io = { .write = follow_write };
@@ -1556,10 +1586,7 @@ static int follow_wait(struct args *a, struct follow_out *fo)
 			fo->rounds = prec_follow_new();
 		err = outf ? follow_loop(a, fd, outf, fo) : -errno;
 		a->outf = outf ? outf : stdout;
-		fo->pos = 0; /* the decode after the end: one more round, of the whole file */
-		fo->pcrc = 0;
-		prec_follow_free(fo->rounds);
-		fo->rounds = NULL;
+		follow_last(a, fo, err);
 	}
 	close(fd);
 	if (err == -EPIPE)
@@ -1619,7 +1646,10 @@ int main(int argc, char **argv)
 			ret = decode(s, &a);
 		}
 	}
+	if (fo.rounds && !ret)
+		follow_said(&fo, fo.before_last, true);
 	ret = follow_check(&a, &fo, ret);
+	prec_follow_free(fo.rounds);
 	prec_session_free(s);
 	prec_shards_free(a.shards);
 	free(a.imgs);

@@ -228,8 +228,8 @@ int prec_view_json_decoded(struct prec_session *s, const struct prec_output_opts
 	if (o->fmt != PREC_FMT_CALL_TRACE && o->fmt != PREC_FMT_CALL_RET_TRACE &&
 	    o->fmt != PREC_FMT_BRANCHES)
 		return -EINVAL;
-	/* --follow: the rounds after the first go on from the last one's output. */
-	if (!o->follow || !o->rounds || !prec_follow_started(o->rounds))
+	/* --follow: the rounds after the first (the last too) go on from the one before. */
+	if (!o->rounds || !prec_follow_started(o->rounds))
 		prec_json_header(out, names[o->fmt]);
 	oo.fmt = PREC_FMT_TAP;
 	oo.tap = &tap;

@@ -2141,7 +2141,7 @@ static int follow_run(struct prec_session *s, const struct prec_output_opts *o, 
 	for (i = 0; !err && i < n; i++)
 		if (stream_wanted(s, o, prec_session_stream(s, i)))
 			err = follow_open(s, ops, &dopts, fl, i, &h[i]);
-	until = err ? 0 : settled(s, h, n);
+	until = err ? 0 : o->last_round ? UINT64_MAX : settled(s, h, n);
 	while (sbi < prec_session_nr_sb(s) && prec_session_sb(s, sbi)->time < fl->until)
 		sbi++;
 	if (!err)
@@ -2150,10 +2150,16 @@ static int follow_run(struct prec_session *s, const struct prec_output_opts *o, 
 		follow_keep(s, fl, h, n, until);
 	else
 		fl->stats.broken = true; /* what was formatted is not known */
-	if (!err)
+	if (!err && o->last_round) {
+		err = prec_fmt_finish(fl->f);
+		/* As prec_output_run(): the function exists but never ran. */
+		if (!err && o->symbol && !fl->f->symbol_ran)
+			err = -PREC_E_NOMATCH;
+	} else if (!err) {
 		err = flush_out(fl->f);
-	else if (!fl->f->werr)
+	} else if (!fl->f->werr) {
 		flush_out(fl->f);
+	}
 	for (i = 0; i < n; i++)
 		prec_decoder_free(h[i].d);
 	free(h);
@@ -2171,7 +2177,7 @@ int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FI
 
 	if (o->symbol && !symbol_exists(s, o->symbol))
 		return -PREC_E_NOSYM;
-	if (o->follow && o->rounds)
+	if (o->rounds && (o->follow || o->last_round))
 		return follow_run(s, o, outf, o->rounds);
 	err = prec_fmt_new(s, o, outf, &f);
 	if (err)

@@ -145,6 +145,13 @@ struct prec_output_opts {
 	 * settled.
 	 */
 	struct prec_follow *rounds;
+	/*
+	 * With rounds and without follow: the recording has ended, and this
+	 * is its last round. It goes on from the rounds before as they did,
+	 * formats all that is left and ends the run as a decode of the whole
+	 * file does (the same bytes after those the rounds wrote).
+	 */
+	bool last_round;
 };
 
 /* What the last round over o->rounds did (ptdump --follow -v). */
