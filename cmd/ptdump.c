@@ -316,6 +316,7 @@ struct args {
 	double fail_above;               /* --fail-above PCT; < 0: none */
 	bool format_given, sort_given, weight_given;
 	bool durations;                  /* --call-trace --durations */
+	struct prec_durations *dur_keep; /* --follow --durations: what the rounds carry */
 	int progress;                    /* --progress 1, --no-progress 0, else -1 */
 	uint32_t snap_index;             /* --snapshot-index K; 0: all */
 	bool follow;                     /* --follow: the file is being recorded */
@@ -422,7 +423,7 @@ static int run_decoded(struct prec_session *s, const struct prec_import_report *
 	if (a->vo.json)
 		return prec_view_json_decoded(s, &a->oo, a->outf);
 	if (a->durations)
-		return prec_view_durations(s, &a->oo, stdout);
+		return prec_view_durations(s, &a->oo, a->outf, a->dur_keep);
 	return prec_output_run(s, &a->oo, a->outf);
 }
 
@@ -1404,7 +1405,7 @@ static ssize_t follow_write(void *cookie, const char *buf, size_t size)
 /* The views that --follow writes while the file grows (ptdump(1), --follow). */
 static bool follow_streams(const struct args *a)
 {
-	if (a->durations || (a->vo.json && a->view->run != run_decoded))
+	if (a->vo.json && a->view->run != run_decoded)
 		return false;
 	return a->view->run == run_decoded || a->view->run == run_sideband;
 }
@@ -1467,8 +1468,9 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 			err = prec_view_sideband(s, &oo, outf);
 		else if (!err && prec_session_nr_streams(s) &&
 			 prec_decoder_for_session(s) == &prec_intel_pt_decoder)
-			err = a->vo.json ? prec_view_json_decoded(s, &oo, outf) :
-					   prec_output_run(s, &oo, outf);
+			err = a->vo.json     ? prec_view_json_decoded(s, &oo, outf) :
+			      a->durations ? prec_view_durations(s, &oo, outf, a->dur_keep) :
+					     prec_output_run(s, &oo, outf);
 		prec_import_report_fini(&rep);
 	}
 	prec_session_free(s);
@@ -1557,6 +1559,8 @@ static void follow_last(struct args *a, struct follow_out *fo, int err)
 	fo->pcrc = 0;
 	prec_follow_free(fo->rounds);
 	fo->rounds = NULL;
+	prec_durations_free(a->dur_keep);
+	a->dur_keep = NULL;
 }
 
 static int follow_wait(struct args *a, struct follow_out *fo)
@@ -1582,8 +1586,13 @@ static int follow_wait(struct args *a, struct follow_out *fo)
 	} else {
 		outf = fopencookie(fo, "w", io);
 		/* --no-plt keeps a call's places in the session until its target: none go on. */
-		if (a->view->run == run_decoded && !a->oo.no_plt)
+		if (a->view->run == run_decoded && !a->oo.no_plt) {
 			fo->rounds = prec_follow_new();
+			if (fo->rounds && a->durations && !(a->dur_keep = prec_durations_new())) {
+				prec_follow_free(fo->rounds);
+				fo->rounds = NULL;
+			}
+		}
 		err = outf ? follow_loop(a, fd, outf, fo) : -errno;
 		a->outf = outf ? outf : stdout;
 		follow_last(a, fo, err);
@@ -1650,6 +1659,7 @@ int main(int argc, char **argv)
 		follow_said(&fo, fo.before_last, true);
 	ret = follow_check(&a, &fo, ret);
 	prec_follow_free(fo.rounds);
+	prec_durations_free(a.dur_keep);
 	prec_session_free(s);
 	prec_shards_free(a.shards);
 	free(a.imgs);

@@ -19,7 +19,8 @@
 
 struct dframe {
 	uint64_t ret, t0, i0, time;
-	const char *name;         /* owned by the symbol table, or NULL */
+	const char *name;         /* owned by the symbol table or by @own, or NULL */
+	char *own;                /* a copy of the name the frame outlives (--follow) */
 	uint64_t addr;
 	char objoff[80];          /* "object+0xOFF" when no symbol names it */
 	bool opened;              /* its "name() {" line is out */
@@ -45,6 +46,10 @@ struct dctx {
 	struct dthr *thr;
 	size_t nthr;
 	int err;
+};
+
+struct prec_durations {
+	struct dctx c;
 };
 
 static struct dthr *dthr_get(struct dctx *c, int tid)
@@ -112,17 +117,19 @@ static void close_top(struct dctx *c, struct dthr *t, uint64_t time)
 	uint64_t dur = time > f->t0 ? time - f->t0 : 0, insns = t->insns - f->i0;
 	size_t depth = t->n--;
 
-	if (!f->visible || (c->max_depth && depth > (size_t)c->max_depth))
-		return;
-	line_head(c, t->tid, f->opened ? time : f->time, &dur, &insns, depth);
-	if (f->opened) {
-		fputs("} /* ", c->out);
-		frame_name(c, f);
-		fputs(" */\n", c->out);
-	} else {
-		frame_name(c, f);
-		fputs("();\n", c->out);
+	if (f->visible && !(c->max_depth && depth > (size_t)c->max_depth)) {
+		line_head(c, t->tid, f->opened ? time : f->time, &dur, &insns, depth);
+		if (f->opened) {
+			fputs("} /* ", c->out);
+			frame_name(c, f);
+			fputs(" */\n", c->out);
+		} else {
+			frame_name(c, f);
+			fputs("();\n", c->out);
+		}
 	}
+	free(f->own);
+	f->own = NULL;
 }
 
 static void pop_to(struct dctx *c, struct dthr *t, uint64_t to, uint64_t time)
@@ -151,6 +158,8 @@ static void resolve_loc(struct dctx *c, const struct prec_tev *ev, uint64_t addr
 /* Names frame @f after the code at @addr (@loc); the filters decide its line. */
 static void frame_at(struct dctx *c, struct dframe *f, const struct prec_loc *loc, uint64_t addr)
 {
+	free(f->own);
+	f->own = NULL;
 	f->name = loc->sym ? loc->sym->name : NULL;
 	f->addr = addr;
 	f->objoff[0] = 0;
@@ -242,23 +251,83 @@ static int tap_event(void *arg, size_t stream, const struct prec_tev *ev,
 	return c->err ? c->err : ferror(c->out) ? prec_view_status(c->out) : 0;
 }
 
-int prec_view_durations(struct prec_session *s, const struct prec_output_opts *o, FILE *out)
+/*
+ * The end of a round of --follow: the frames still open outlive the
+ * round's session, so their names become their own. False: no memory.
+ */
+static bool own_names(struct dctx *c)
 {
-	struct dctx c = { s, out, prec_session_machine(s)->tsc, o->max_depth, o->hide, NULL, 0, 0 };
-	struct prec_tap tap = { tap_event, NULL, &c, o->no_plt ? tap_plt_call : NULL };
+	size_t i, k;
+
+	for (i = 0; i < c->nthr; i++)
+		for (k = 0; k < c->thr[i].n; k++) {
+			struct dframe *f = &c->thr[i].stk[k];
+
+			if (!f->name || f->own)
+				continue;
+			f->own = strdup(f->name);
+			if (!f->own)
+				return false;
+			f->name = f->own;
+		}
+	return true;
+}
+
+static void dctx_fini(struct dctx *c)
+{
+	size_t i, k;
+
+	for (i = 0; i < c->nthr; i++) {
+		for (k = 0; k < c->thr[i].n; k++)
+			free(c->thr[i].stk[k].own);
+		free(c->thr[i].stk);
+	}
+	free(c->thr);
+	c->thr = NULL;
+	c->nthr = 0;
+}
+
+struct prec_durations *prec_durations_new(void)
+{
+	return calloc(1, sizeof(struct prec_durations));
+}
+
+void prec_durations_free(struct prec_durations *keep)
+{
+	if (!keep)
+		return;
+	dctx_fini(&keep->c);
+	free(keep);
+}
+
+int prec_view_durations(struct prec_session *s, const struct prec_output_opts *o, FILE *out,
+			struct prec_durations *keep)
+{
+	struct dctx local = { 0 }, *c = keep && o->rounds ? &keep->c : &local;
+	struct prec_tap tap = { tap_event, NULL, c, o->no_plt ? tap_plt_call : NULL };
 	struct prec_output_opts oo = *o;
 	size_t i, k;
 	int err;
 
+	c->s = s;
+	c->out = out;
+	c->timed = prec_session_machine(s)->tsc;
+	c->max_depth = o->max_depth;
+	c->hide = o->hide;
+	c->err = 0;
 	oo.fmt = PREC_FMT_TAP;
 	oo.tap = &tap;
 	err = prec_output_run(s, &oo, out);
-	/* calls that never returned in the trace: their opening lines */
-	for (i = 0; i < c.nthr; i++) {
-		for (k = 0; !err && k < c.thr[i].n; k++)
-			open_line(&c, &c.thr[i], k);
-		free(c.thr[i].stk);
+	if (o->follow && c != &local) {
+		/* more rounds to come: the open calls go on in the next */
+		if (!err && !own_names(c))
+			err = -ENOMEM;
+		return err ? err : prec_view_status(out);
 	}
-	free(c.thr);
+	/* calls that never returned in the trace: their opening lines */
+	for (i = 0; !o->follow && i < c->nthr; i++)
+		for (k = 0; !err && k < c->thr[i].n; k++)
+			open_line(c, &c->thr[i], k);
+	dctx_fini(c);
 	return err ? err : prec_view_status(out);
 }

@@ -81,9 +81,16 @@ int prec_view_diff(const struct prec_profile *old, const struct prec_profile *ne
 /*
  * --call-trace --durations (durations.c): the call trace of @s with each
  * call's duration and instructions, leaving out lines deeper than
- * o->max_depth (0: none).
+ * o->max_depth (0: none). With o->follow (a round of ptdump --follow) the
+ * calls still open at the bound make no line yet; @keep (from
+ * prec_durations_new(), with o->rounds; NULL: none) carries them to the
+ * next round, and the last round (o->last_round) ends them.
  */
-int prec_view_durations(struct prec_session *s, const struct prec_output_opts *o, FILE *out);
+struct prec_durations;
+struct prec_durations *prec_durations_new(void);
+void prec_durations_free(struct prec_durations *keep);
+int prec_view_durations(struct prec_session *s, const struct prec_output_opts *o, FILE *out,
+			struct prec_durations *keep);
 
 /* The status of a stdio write to @out: 0, -EPIPE or -EIO. */
 int prec_view_status(FILE *out);

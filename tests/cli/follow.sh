@@ -72,6 +72,15 @@ wait_match() {
 	return 1
 }
 
+# vargs VIEW: its options (json: the call trace as JSON lines)
+vargs() {
+	case $1 in
+	json) echo --call-trace --format=json ;;
+	durations) echo --call-trace --durations ;;
+	*) echo "--$1" ;;
+	esac
+}
+
 # ---- 3. the views stream while the file grows ----
 
 # The workload (stages) runs a stage of first_fn calls, then one of later_fn
@@ -83,10 +92,10 @@ exec 3<>ctl
 "$PTREC" record --emulate -q -o s.data -- "$PROGS/stages" <ctl >/dev/null 2>srec.err 3>&- &
 rec=$!
 if wait_for s.data; then
-	views="call-trace branches events sideband"
+	views="call-trace branches events sideband durations"
 	pids=
 	for v in $views; do
-		"$PTDUMP" --follow --$v s.data >s.$v 2>s.$v.err 3>&- &
+		"$PTDUMP" --follow $(vargs $v) s.data >s.$v 2>s.$v.err 3>&- &
 		pids="$pids $!"
 	done
 	wait_match s.call-trace first_fn
@@ -99,6 +108,9 @@ if wait_for s.data; then
 	t_eq "--follow --events: blocks before the recording ends" 0 "$?"
 	wait_match s.sideband MMAP
 	t_eq "--follow --sideband: records before the recording ends" 0 "$?"
+	wait_match s.durations first_fn
+	t_eq "--follow --call-trace --durations: the first stage's calls before the recording ends" \
+		0 "$?"
 	kill -0 "$rec" 2>/dev/null
 	t_eq "ptrec is still recording meanwhile" 0 "$?"
 	t_eq "nothing of the second stage before it ran" 0 "$(grep -c later_fn s.call-trace)"
@@ -115,7 +127,7 @@ if wait_for s.data; then
 		wait "$1"
 		t_eq "--follow --$v: exit status" 0 "$?"
 		shift
-		"$PTDUMP" --$v s.data >n.$v 2>n.$v.err
+		"$PTDUMP" $(vargs $v) s.data >n.$v 2>n.$v.err
 		if cmp -s s.$v n.$v && cmp -s s.$v.err n.$v.err; then
 			t_pass "--follow --$v: the same bytes as a decode after the end"
 		else
@@ -166,14 +178,6 @@ fi
 # past the beginning (but for --events), the last one after the end too.
 # And the bytes are still those of a decode after the end, JSON lines too
 # (their heading written once).
-# vargs VIEW: its options (json: the call trace as JSON lines)
-vargs() {
-	case $1 in
-	json) echo --call-trace --format=json ;;
-	*) echo "--$1" ;;
-	esac
-}
-
 exec 3<>ctl
 "$PTREC" record --emulate -q -o r.data -- "$PROGS/stages" <ctl >/dev/null 2>rrec.err 3>&- &
 rec=$!
@@ -208,7 +212,7 @@ if wait_for r.data; then
 		# --events prints blocks, which depend on a cache each round starts
 		# cold: its rounds decode from the beginning (and format only what is
 		# new). JSON's rounds take longer, so fewer come late enough to show it.
-		[ "$v" = events ] || [ "$v" = json ] && continue
+		case $v in events | json) continue ;; esac
 		part=$(awk '/^ptdump: --follow: round/ && $6 < $8 { n++ } END { print n + 0 }' \
 			r.$v.err)
 		t_eq "rounds: --follow --$v: later rounds decode less than the whole stream" \
