@@ -463,7 +463,7 @@ static int run_sideband(struct prec_session *s, const struct prec_import_report 
 {
 	(void)rep;
 	if (a->vo.json)
-		return prec_view_sideband_json(s, &a->oo, stdout);
+		return prec_view_sideband_json(s, &a->oo, a->outf);
 	return prec_view_sideband(s, &a->oo, a->outf);
 }
 
@@ -1405,8 +1405,6 @@ static ssize_t follow_write(void *cookie, const char *buf, size_t size)
 /* The views that --follow writes while the file grows (ptdump(1), --follow). */
 static bool follow_streams(const struct args *a)
 {
-	if (a->vo.json && a->view->run != run_decoded)
-		return false;
 	return a->view->run == run_decoded || a->view->run == run_sideband;
 }
 
@@ -1465,7 +1463,8 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 		oo.window = FOLLOW_WINDOW;
 		oo.rounds = fo->rounds;
 		if (!err && a->view->run == run_sideband)
-			err = prec_view_sideband(s, &oo, outf);
+			err = a->vo.json ? prec_view_sideband_json(s, &oo, outf) :
+					   prec_view_sideband(s, &oo, outf);
 		else if (!err && prec_session_nr_streams(s) &&
 			 prec_decoder_for_session(s) == &prec_intel_pt_decoder)
 			err = a->vo.json     ? prec_view_json_decoded(s, &oo, outf) :

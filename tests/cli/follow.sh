@@ -77,6 +77,7 @@ vargs() {
 	case $1 in
 	json) echo --call-trace --format=json ;;
 	durations) echo --call-trace --durations ;;
+	sbjson) echo --sideband --format=json ;;
 	*) echo "--$1" ;;
 	esac
 }
@@ -92,7 +93,7 @@ exec 3<>ctl
 "$PTREC" record --emulate -q -o s.data -- "$PROGS/stages" <ctl >/dev/null 2>srec.err 3>&- &
 rec=$!
 if wait_for s.data; then
-	views="call-trace branches events sideband durations"
+	views="call-trace branches events sideband durations sbjson"
 	pids=
 	for v in $views; do
 		"$PTDUMP" --follow $(vargs $v) s.data >s.$v 2>s.$v.err 3>&- &
@@ -111,6 +112,8 @@ if wait_for s.data; then
 	wait_match s.durations first_fn
 	t_eq "--follow --call-trace --durations: the first stage's calls before the recording ends" \
 		0 "$?"
+	wait_match s.sbjson '"type":"mmap"'
+	t_eq "--follow --sideband --format=json: records before the recording ends" 0 "$?"
 	kill -0 "$rec" 2>/dev/null
 	t_eq "ptrec is still recording meanwhile" 0 "$?"
 	t_eq "nothing of the second stage before it ran" 0 "$(grep -c later_fn s.call-trace)"
