@@ -1527,11 +1527,6 @@ static int follow_loop(struct args *a, int fd, FILE *outf, struct follow_out *fo
 }
 
 /*
- * --follow, before the decode: until the recording ends. Returns 0 to go on
- * (the decode after the end then writes to a->outf), else the exit status
- * (the error said), or -1 when the reader of the output went away.
- */
-/*
  * The decode after the end is the last round. When the rounds went on from
  * each other up to the end, it goes on from them too (each stream's decode
  * from its last place, the same formatter) and writes what is left;
@@ -1562,6 +1557,11 @@ static void follow_last(struct args *a, struct follow_out *fo, int err)
 	a->dur_keep = NULL;
 }
 
+/*
+ * --follow, before the decode: until the recording ends. Returns 0 to go on
+ * (the decode after the end then writes to a->outf), else the exit status
+ * (the error said), or -1 when the reader of the output went away.
+ */
 static int follow_wait(struct args *a, struct follow_out *fo)
 {
 	static const cookie_io_functions_t io = { .write = follow_write };
