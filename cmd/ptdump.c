@@ -106,7 +106,8 @@ static void usage(FILE *f)
 "      --merge             FILE, then all N part files: the view, the same as\n"
 "                          decoding FILE whole (a part is decoded again where needed)\n"
 "      --progress          a progress line on standard error, terminal or not\n"
-"      --no-progress       none (default: one on a terminal for decodes over a second)\n"
+"      --no-progress       none (default: one on a terminal for decodes and\n"
+"                          conversions over a second)\n"
 "      --follow            a recording still being written: the call traces,\n"
 "                          --insn-trace, --branches, --events and --sideband as it\n"
 "                          grows, the other views once ptrec has ended it\n"
@@ -138,7 +139,55 @@ static int parse_time(const char *s, uint64_t *out)
 }
 
 /* --to-perf-data / --to-raw: conversions of a ptrec file. */
-static int convert(const char *input, const char *to_perf, const char *to_raw, bool quiet)
+/*
+ * The progress line (ptdump(1), PROGRESS): trace bytes done of all, rate and
+ * time left, on standard error, rewritten in place and erased at the end.
+ */
+struct progress {
+	bool forced;                     /* --progress: at once, terminal or not */
+	bool shown;
+	double start, last;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	double t = now_s(), rate, left;
+
+	if ((!p->forced && t - p->start < 1.0) || (p->shown && t - p->last < 0.25))
+		return;
+	p->last = t;
+	rate = t > p->start ? (double)done / (t - p->start) : 0;
+	left = rate > 0 && total > done ? (double)(total - done) / rate : 0;
+	fprintf(stderr, "\r[ ptdump: %.1f of %.1f MB (%u%%), %.1f MB/s, %u:%02u left ]\033[K",
+		(double)done / 1e6, (double)total / 1e6,
+		total ? (unsigned)(done * 100 / total) : 100, rate / 1e6,
+		(unsigned)(left / 60), (unsigned)left % 60);
+	fflush(stderr);
+	p->shown = true;
+}
+
+static void progress_end(struct progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
+}
+
+/*
+ * --to-perf-data, --to-raw. @prog: the progress line's state while the
+ * trace is written, or NULL for none.
+ */
+static int convert(const char *input, const char *to_perf, const char *to_raw, bool quiet,
+		   struct progress *prog)
 {
 	struct prec_diag d = { 0 };
 	struct stat st;
@@ -157,11 +206,14 @@ static int convert(const char *input, const char *to_perf, const char *to_raw, b
 		return EXIT_FAIL;
 	}
 	if (to_perf) {
-		struct prec_perf_export_opts eo = { 0 };
+		struct prec_perf_export_opts eo = { .progress = prog ? progress_cb : NULL,
+						    .progress_ctx = prog };
 		struct prec_perf_export_report er;
 		uint32_t k;
 
 		err = prec_perf_export(input, to_perf, &eo, &er, &d);
+		if (prog)
+			progress_end(prog);
 		if (err) {
 			cli_err("%s: %s", input, d.msg[0] ? d.msg : prec_strerror(err));
 			if (d.hint[0])
@@ -180,7 +232,11 @@ static int convert(const char *input, const char *to_perf, const char *to_raw, b
 		}
 	}
 	if (to_raw) {
-		err = prec_rawpt_export(input, to_raw, &d);
+		if (prog)
+			prog->start = now_s(), prog->shown = false;
+		err = prec_rawpt_export_progress(input, to_raw, prog ? progress_cb : NULL, prog, &d);
+		if (prog)
+			progress_end(prog);
 		if (err) {
 			cli_err("%s: %s", input, d.msg[0] ? d.msg : prec_strerror(err));
 			return EXIT_FAIL;
@@ -255,48 +311,6 @@ static int stdin_input(struct prec_perfdata_opts *po, uint8_t *head, size_t head
 	return 0;
 }
 
-/*
- * The progress line (ptdump(1), PROGRESS): trace bytes done of all, rate and
- * time left, on standard error, rewritten in place and erased at the end.
- */
-struct progress {
-	bool forced;                     /* --progress: at once, terminal or not */
-	bool shown;
-	double start, last;
-};
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void progress_cb(void *ctx, uint64_t done, uint64_t total)
-{
-	struct progress *p = ctx;
-	double t = now_s(), rate, left;
-
-	if ((!p->forced && t - p->start < 1.0) || (p->shown && t - p->last < 0.25))
-		return;
-	p->last = t;
-	rate = t > p->start ? (double)done / (t - p->start) : 0;
-	left = rate > 0 && total > done ? (double)(total - done) / rate : 0;
-	fprintf(stderr, "\r[ ptdump: %.1f of %.1f MB (%u%%), %.1f MB/s, %u:%02u left ]\033[K",
-		(double)done / 1e6, (double)total / 1e6,
-		total ? (unsigned)(done * 100 / total) : 100, rate / 1e6,
-		(unsigned)(left / 60), (unsigned)left % 60);
-	fflush(stderr);
-	p->shown = true;
-}
-
-static void progress_end(struct progress *p)
-{
-	if (p->shown)
-		fputs("\r\033[K", stderr);
-	p->shown = false;
-}
 
 /* What the options asked for. */
 struct args {
@@ -1644,7 +1658,12 @@ int main(int argc, char **argv)
 	if (ret) {
 		ret = ret < 0 ? EXIT_OK : ret;
 	} else if (a.to_perf || a.to_raw) {
-		ret = convert(a.io.path, a.to_perf, a.to_raw, a.quiet);
+		/* A progress line on a terminal, as for a decode (the output is a file). */
+		bool prog = a.progress == 1 || (a.progress < 0 && !a.quiet && isatty(2));
+
+		a.prog.forced = a.progress == 1;
+		a.prog.start = now_s();
+		ret = convert(a.io.path, a.to_perf, a.to_raw, a.quiet, prog ? &a.prog : NULL);
 	} else {
 		s = prec_session_new();
 		if (!s || (a.symfs && prec_session_set_symfs(s, a.symfs))) {

@@ -635,9 +635,13 @@ static int write_streams(struct ex *x)
 	size_t nkeys = 0, i, k;
 	int err;
 
+	uint64_t total = 0;
+
 	err = prec_tfile_streams(x->r, &keys, &nkeys);
 	if (err)
 		return err;
+	for (i = 0; i < nkeys; i++)
+		total += keys[i].bytes;
 	for (i = 0; i < nkeys && !err; i++) {
 		struct prec_tfile_aux *a = NULL;
 
@@ -660,6 +664,9 @@ static int write_streams(struct ex *x)
 				err = write_aux_piece(x, (uint32_t)i, a, run->stream_off + done,
 						      a->data + run->buf_off + done, n);
 				done += n;
+				if (x->o && x->o->progress)
+					x->o->progress(x->o->progress_ctx, x->rep->aux_bytes,
+						       PREC_MAX(total, x->rep->aux_bytes));
 			}
 		}
 		prec_tfile_aux_free(a);

@@ -79,6 +79,12 @@ struct prec_perf_export_opts {
 	const char *binaries_root;
 	/* Do not write a build-id cache at all. */
 	bool no_buildid_cache;
+	/*
+	 * Called as the trace is written, with the trace bytes written and
+	 * those of all streams (ptdump's progress line); NULL: none.
+	 */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 struct prec_perf_export_report {

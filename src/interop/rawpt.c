@@ -952,6 +952,14 @@ static void export_machine(struct exp *x, const struct prec_machine *m, const ch
 
 int prec_rawpt_export(const char *ptrec_path, const char *dir, struct prec_diag *d)
 {
+	return prec_rawpt_export_progress(ptrec_path, dir, NULL, NULL, d);
+}
+
+int prec_rawpt_export_progress(const char *ptrec_path, const char *dir,
+			       void (*progress)(void *ctx, uint64_t done, uint64_t total),
+			       void *ctx, struct prec_diag *d)
+{
+	uint64_t done = 0, total = 0;
 	struct prec_load_report *rep = NULL;
 	struct prec_tfile_reader *r = NULL;
 	const struct prec_machine *m;
@@ -1031,6 +1039,8 @@ int prec_rawpt_export(const char *ptrec_path, const char *dir, struct prec_diag 
 				x.imgs[i].file, img->path, (unsigned long long)img->file_offset,
 				img->size);
 	}
+	for (i = 0; i < prec_session_nr_streams(x.s); i++)
+		total += prec_session_stream(x.s, i)->len;
 	for (i = 0; i < prec_session_nr_streams(x.s); i++) {
 		err = export_stream(&x, prec_session_stream(x.s, i),
 				    common.data ? common.data : "");
@@ -1040,6 +1050,9 @@ int prec_rawpt_export(const char *ptrec_path, const char *dir, struct prec_diag 
 			goto out;
 		}
 		written++;
+		done += prec_session_stream(x.s, i)->len;
+		if (progress)
+			progress(ctx, done, total);
 	}
 	if (!written)
 		prec_buf_printf(&x.man, "\nno trace streams in the recording\n");

@@ -101,5 +101,12 @@ int prec_rawpt_load(struct prec_session *s, const struct prec_rawpt_opts *o,
  * them, -ENOTSUP for a recording that is not Intel PT, -errno for writing.
  */
 int prec_rawpt_export(const char *ptrec_path, const char *dir, struct prec_diag *d);
+/*
+ * The same, calling @progress (if not NULL) as the streams are written,
+ * with the trace bytes written and those of all streams.
+ */
+int prec_rawpt_export_progress(const char *ptrec_path, const char *dir,
+			       void (*progress)(void *ctx, uint64_t done, uint64_t total),
+			       void *ctx, struct prec_diag *d);
 
 #endif

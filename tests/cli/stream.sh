@@ -132,6 +132,23 @@ else
 	t_skip "a terminal: a progress line" "script(1) not found"
 fi
 
+# The conversions too: the total is the trace bytes the export writes.
+"$PTDUMP" --progress --to-perf-data big.perf big.data 2>cprog.err
+n=$(tr '\r' '\n' <cprog.err | sed -n 's/.*: [0-9]* streams, \([0-9]*\) trace bytes.*/\1/p')
+mb=$(awk -v n="${n:-0}" 'BEGIN { printf "%.1f", n / 1e6 }')
+t_match "--to-perf-data --progress: a progress line of the $mb MB of trace" \
+	"\\[ ptdump: [0-9.]+ of $mb MB \\([0-9]+%\\), [0-9.]+ MB/s, [0-9]+:[0-9]{2} left \\]" \
+	"$(tr '\r' '\n' <cprog.err)"
+t_match "--to-perf-data --progress: erased before the summary" $'\r\e\\[K\\[ ptdump: wrote' \
+	"$(cat cprog.err)"
+"$PTDUMP" --to-perf-data big.perf big.data 2>cnoprog.err
+t_nomatch "--to-perf-data in a pipe: no progress line" 'MB/s' "$(cat cnoprog.err)"
+"$PTDUMP" --progress --to-raw big.raw big.data 2>rprog.err
+t_match "--to-raw --progress: a progress line of the $mb MB of trace" \
+	"\\[ ptdump: [0-9.]+ of $mb MB" "$(tr '\r' '\n' <rprog.err)"
+"$PTDUMP" --to-raw big.raw big.data 2>rnoprog.err
+t_nomatch "--to-raw in a pipe: no progress line" 'MB/s' "$(cat rnoprog.err)"
+
 # 5. Bad --buffer values.
 for b in 1K 5G x 12Q -1; do
 	t_run "--buffer $b: a usage error" 2 "$PTDUMP" --buffer $b calls.data
