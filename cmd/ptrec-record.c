@@ -117,7 +117,11 @@ static void usage(FILE *f)
 "      --qemu PATH         with --emulate: the qemu-x86_64 binary to use\n"
 "  -n, --dry-run           print the resolved groups and attrs (and the -e spec\n"
 "                          that --func and --syscall stand for); open nothing\n"
-"  -q, --quiet             no end-of-run report\n"
+"      --progress          a line on standard error while the file is finished\n"
+"                          (last chunks, code images), terminal or not\n"
+"      --no-progress       none (default: one on a terminal when that takes\n"
+"                          over a second)\n"
+"  -q, --quiet             no end-of-run report (nor progress line)\n"
 "  -v, --verbose           more detail\n"
 "  -h, --help              this text\n\n"
 "Exit status: the command's own exit status; 1 if recording failed, 2 for\n"
@@ -320,7 +324,7 @@ static int parse_chunk_size(const char *arg, size_t *out)
 
 enum { O_PER_THREAD = 256, O_KCORE, O_NO_EMBED, O_EMULATE, O_TRUTH, O_QEMU, O_CHUNK, O_FUNC, O_SYSCALL,
        O_SYSCALL_USER, O_FILTER, O_SNAP_LIMIT, O_SWITCH, O_EMULATE_CPUS,
-       O_EMULATE_SLICE };
+       O_EMULATE_SLICE, O_PROGRESS, O_NO_PROGRESS };
 
 /* -S SIZE: bytes, or with K, M or G; at least 1. Returns 0 or -1. */
 static int parse_snapshot_size(const char *arg, uint64_t *out)
@@ -413,6 +417,8 @@ static const struct option rec_opts[] = {
 	{ "syscall", required_argument, NULL, O_SYSCALL },
 	{ "syscall-user", required_argument, NULL, O_SYSCALL_USER },
 	{ "dry-run", no_argument, NULL, 'n' },
+	{ "progress", no_argument, NULL, O_PROGRESS },
+	{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -650,6 +656,8 @@ static int parse_options(struct rec_cli *c, int argc, char **argv)
 			break;
 		case 'n': c->dry = true; break;
 		case 'q': c->quiet = true; break;
+		case O_PROGRESS: c->o.progress = 1; break;
+		case O_NO_PROGRESS: c->o.progress = 0; break;
 		case 'v': cli_verbose++; break;
 		case 'h':
 			usage(stdout);
@@ -897,6 +905,8 @@ static int run_record(struct rec_cli *c, int argc, char **argv, struct prec_diag
 		return EXIT_FAIL;
 	o->stop_fd = stop_pipe[0];
 	o->stop_signal = SIGTERM;
+	if (c->quiet && o->progress < 0)
+		o->progress = 0;
 	o->cmd_argc = argc + 1;
 	o->cmd_argv = argv - 1;
 	if (prec_record(o, &res, d) < 0) {
@@ -913,7 +923,7 @@ int cmd_record(int argc, char **argv)
 	static char prog[] = "ptrec record";
 	char *name = argv[0];
 	struct rec_cli c = { .o = { .output = "ptrec.data", .compress = 3, .stop_fd = -1,
-				    .snapshot_fd = -1 } };
+				    .snapshot_fd = -1, .progress = -1 } };
 	struct prec_evlist *el = NULL;
 	struct prec_diag d = { 0 };
 	char plugin[PATH_MAX], plugin_etm[PATH_MAX];

@@ -138,7 +138,7 @@ _ptrec()
 				return
 			fi
 		done
-		COMPREPLY=($(compgen -W "-e --event --func --syscall --syscall-user --filter -o --output -p --pid -t --tid -a --all-cpus -C --cpu --per-thread -c --count -F --freq -m --mmap-pages -d --duration -S --snapshot --snapshot= --snapshot-limit --switch-output --switch-output= --kcore --no-embed -z --compress --chunk-size --emulate --emulate=system --emulate-truth --emulate-cpus --emulate-slice --qemu -n --dry-run -q --quiet -v --verbose -h --help --" -- "$cur"))
+		COMPREPLY=($(compgen -W "-e --event --func --syscall --syscall-user --filter -o --output -p --pid -t --tid -a --all-cpus -C --cpu --per-thread -c --count -F --freq -m --mmap-pages -d --duration -S --snapshot --snapshot= --snapshot-limit --switch-output --switch-output= --kcore --no-embed -z --compress --chunk-size --emulate --emulate=system --emulate-truth --emulate-cpus --emulate-slice --qemu --progress --no-progress -n --dry-run -q --quiet -v --verbose -h --help --" -- "$cur"))
 		;;
 	check)
 		COMPREPLY=($(compgen -W "--json -v --verbose -h --help" -- "$cur"))

@@ -58,6 +58,7 @@ struct prec_mapset {
 	pthread_t th;
 	bool running, stop;
 	size_t next;      /* the next mapping for the thread */
+	size_t done;      /* mappings handled (embedded, referenced or given up) */
 	struct prec_tfile_writer *w;
 	bool refs_only;
 	int err;          /* the thread's first write error */
@@ -532,6 +533,7 @@ static void *embedder(void *arg)
 		free(m.path);
 		prec_tfile_writer_hold(s->w, false);
 		pthread_mutex_lock(&s->lock);
+		s->done++;
 		if (err && !s->err)
 			s->err = err;
 	}
@@ -586,8 +588,19 @@ int prec_mapset_embed(struct prec_mapset *s, struct prec_tfile_writer *w, bool r
 			continue;
 		s->m[i].queued = true;
 		err = embed_one(s, &s->m[i], w, refs_only, res);
+		pthread_mutex_lock(&s->lock);
+		s->done++;
+		pthread_mutex_unlock(&s->lock);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+void prec_mapset_progress(struct prec_mapset *s, size_t *done, size_t *total)
+{
+	pthread_mutex_lock(&s->lock);
+	*done = s->done;
+	*total = s->n;
+	pthread_mutex_unlock(&s->lock);
 }

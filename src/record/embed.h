@@ -85,5 +85,7 @@ void prec_mapset_vdso_from(struct prec_mapset *s, int (*fn)(void *ctx, void **by
  */
 int prec_mapset_embed(struct prec_mapset *s, struct prec_tfile_writer *w, bool refs_only,
 		      struct prec_embed_result *res);
+/* How many of the noted segments have been handled so far, of how many (any thread). */
+void prec_mapset_progress(struct prec_mapset *s, size_t *done, size_t *total);
 
 #endif

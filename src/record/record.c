@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2019,15 +2020,105 @@ static void note_deaths(struct rec *r)
 		note(r->res, msg);
 }
 
+/*
+ * The progress line while the file is finished (prec_record_opts.progress):
+ * the code images handled of those noted and the megabytes written, on
+ * standard error every quarter second, rewritten in place and erased at
+ * the end. A thread of its own, as the work it shows blocks.
+ */
+struct fin_progress {
+	struct rec *r;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop, started;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *fin_progress_main(void *arg)
+{
+	struct fin_progress *p = arg;
+	double start = mono_s();
+	bool shown = false;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		struct timespec until;
+
+		if (p->r->o->progress > 0 || mono_s() - start >= 1.0) {
+			size_t done = 0, total = 0;
+
+			if (p->r->maps)
+				prec_mapset_progress(p->r->maps, &done, &total);
+			fprintf(stderr, "\r[ ptrec: finishing %s: %zu of %zu code images, %.1f MB "
+					"written ]\033[K",
+				strcmp(p->r->o->output, "-") ? p->r->o->output : "the output", done,
+				total, (double)prec_tfile_writer_written(p->r->w) / 1e6);
+			fflush(stderr);
+			shown = true;
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 250000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&p->cv, &p->mu, &until);
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	return NULL;
+}
+
+static void fin_progress_start(struct fin_progress *p, struct rec *r)
+{
+	memset(p, 0, sizeof(*p));
+	p->r = r;
+	if (!r->o->progress || (r->o->progress < 0 && !isatty(STDERR_FILENO)))
+		return;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->started = !pthread_create(&p->th, NULL, fin_progress_main, p);
+	if (!p->started) {
+		pthread_cond_destroy(&p->cv);
+		pthread_mutex_destroy(&p->mu);
+	}
+}
+
+static void fin_progress_stop(struct fin_progress *p)
+{
+	if (!p->started)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->th, NULL);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+}
+
 static int finish_file(struct rec *r)
 {
 	struct prec_tfile_stream_stats *ss = calloc(r->nt + 1, sizeof(*ss));
 	struct prec_tfile_stats st;
+	struct fin_progress prog;
 	struct stat sb;
 	int err;
 
 	if (!ss)
 		return -ENOMEM;
+	fin_progress_start(&prog, r);
 	/* The trace and sideband first: on a full disk they matter more than images. */
 	err = prec_tfile_writer_flush(r->w);
 	if (!err)
@@ -2037,6 +2128,7 @@ static int finish_file(struct rec *r)
 	fill_stats(r, &st, ss);
 	if (!err)
 		err = prec_tfile_writer_close(r->w, &st);
+	fin_progress_stop(&prog);
 	note_deaths(r);
 	if (r->sys_unmapped[0])
 		note(r->res, r->sys_unmapped);

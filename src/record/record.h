@@ -58,6 +58,12 @@ struct prec_record_opts {
 	size_t chunk_size;           /* target bytes per trace chunk (0: the writer's default) */
 	int stop_fd;                 /* readable: stop now (-1: none) */
 	/*
+	 * The progress line while the file is finished (the last chunks, the
+	 * code images): 1 at once, 0 never, -1 when standard error is a
+	 * terminal and it takes over a second.
+	 */
+	int progress;
+	/*
 	 * Snapshot mode (-S): the AUX area mapped read-only (overwrite mode),
 	 * tracing continuously; a snapshot copies the newest snapshot_size
 	 * bytes (0: the whole area) into the file when snapshot_fd becomes

@@ -395,6 +395,8 @@ int prec_tfile_write_chunk(struct prec_tfile_writer *w, unsigned type, int32_t c
  * error if any.
  */
 int prec_tfile_writer_flush(struct prec_tfile_writer *w);
+/* The bytes written to the file so far (any thread). */
+uint64_t prec_tfile_writer_written(struct prec_tfile_writer *w);
 /*
  * Ends the recording: flushes, writes a STATS chunk (when @st is not NULL:
  * its values, with the per-stream raw/stored/dropped byte counts replaced by

@@ -775,6 +775,16 @@ static void stop_thread(struct prec_tfile_writer *w)
 		pthread_join(w->workers[--w->nstarted].th, NULL);
 }
 
+uint64_t prec_tfile_writer_written(struct prec_tfile_writer *w)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&w->qlock);
+	n = w->file_off;
+	pthread_mutex_unlock(&w->qlock);
+	return n;
+}
+
 int prec_tfile_writer_flush(struct prec_tfile_writer *w)
 {
 	int err, e;

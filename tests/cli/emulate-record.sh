@@ -121,4 +121,19 @@ t_eq "-o --: no file named --" no "$([ -e ./-- ] && echo yes || echo no)"
 t_run "unknown option" 2 "$PTREC" record --emulate --bogus -- "$progs/calls"
 t_match "unknown option: named by ptrec record" "^ptrec record: unrecognized option '--bogus'" "$err"
 t_run "trigger the tracer cannot carry out" 2 "$PTREC" record --emulate -e intel_pt//u -e cpu-clock/aux-action=pause,period=1000/ -o x.data -- "$progs/calls"
+
+# The end-of-run progress line: --progress shows it at once, terminal or
+# not (the code images handled of all, as the report counts them), erased
+# before the report; a pipe gets none by default.
+"$PTREC" record --emulate --progress -o p.data -- "$progs/calls" >/dev/null 2>p.err
+line=$(tr '\r' '\n' <p.err | grep '^\[ ptrec: finishing' | tail -n 1)
+t_match "--progress: a line while the file is finished" \
+	'^\[ ptrec: finishing p\.data: [0-9]+ of [0-9]+ code images, [0-9.]+ MB written \]' "$line"
+t_eq "--progress: of as many code images as the report embedded" \
+	"$(sed -n 's/.*, \([0-9]*\) images embedded.*/\1/p' p.err)" \
+	"$(sed -n 's/.* of \([0-9]*\) code images.*/\1/p' <<<"$line")"
+t_match "--progress: erased before the report" $'\r\e\\[K\\[ ptrec record: wrote' "$(cat p.err)"
+"$PTREC" record --emulate -o p.data -- "$progs/calls" >/dev/null 2>np.err
+t_nomatch "a pipe: no progress line" 'finishing' "$(cat np.err)"
+t_run "--no-progress is taken" 0 "$PTREC" record --emulate --no-progress -q -o p.data -- "$progs/calls"
 t_done
