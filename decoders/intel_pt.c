@@ -2736,6 +2736,13 @@ static bool resume_open(struct ipt *d, const struct prec_resume *r)
 	if (c.win_next < lo || c.win_next >= hi || c.win_next != r->pos)
 		return false;
 	carry_put(d, &c);
+	/*
+	 * The context is looked up again before the first block: this
+	 * round's session may know of a change (an mmap, an exec) that the
+	 * last one's did not, before the time up to which the carried
+	 * context was to hold.
+	 */
+	d->ctx_until = 0;
 	d->seg_start = lo;
 	d->seg_end = hi;
 	d->seg_off = prec_stream_offset(d->st, lo);

@@ -195,6 +195,11 @@ if wait_for r.data; then
 	for i in $(seq 12); do
 		echo >&3
 		sleep 0.7
+		# A library mapped halfway, after rounds that went on from each other.
+		if [ "$i" = 6 ]; then
+			echo "dl libm.so.6 cos" >&3
+			sleep 0.7
+		fi
 	done
 	exec 3>&-
 	wait "$rec"
@@ -235,6 +240,9 @@ if wait_for r.data; then
 		shift 2
 	done
 	t_eq "rounds: the twelve later stages ran" 240000 "$(grep -c later_fn rn.call-trace)"
+	# cos is an IFUNC: the variant for this CPU (__cos_fma, __cos_sse2, ...)
+	t_eq "rounds: the library's stage ran, decoded" 20000 \
+		"$(awk -F'\t' '$2 ~ /^ *__cos_[a-z0-9]+ *$/ && $2 !~ /ifunc/' rn.call-trace | wc -l)"
 else
 	t_fail "the longer paced recording did not start" "$(cat rrec.err)"
 	exec 3>&-

@@ -4,8 +4,12 @@
  * line read from standard input (a fifo the test writes), a stage of calls
  * to later_fn; it ends at the end of its input. Each stage makes argv[1]
  * calls (default 20000), enough trace for a reader of the recording to see
- * the stage before the next one begins (tests/cli/follow.sh).
+ * the stage before the next one begins (tests/cli/follow.sh). A line
+ * "dl LIB SYM" instead loads library LIB (dlopen) and makes the stage's
+ * calls to its function SYM (a double of a double, such as libm's cos): a
+ * mapping that comes while the recording is followed.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,14 +35,41 @@ static void stage(unsigned (*fn)(unsigned), long n)
 	sink = x;
 }
 
+static volatile double dsink;
+
+/* "dl LIB SYM": @n calls to SYM of LIB; false when it cannot be loaded. */
+static int dl_stage(const char *line, long n)
+{
+	char lib[128], sym[64];
+	double (*fn)(double), x = 0.5;
+	void *h;
+	long i;
+
+	if (sscanf(line, "dl %127s %63s", lib, sym) != 2 || !(h = dlopen(lib, RTLD_NOW)))
+		return 0;
+	*(void **)&fn = dlsym(h, sym);
+	if (!fn)
+		return 0;
+	for (i = 0; i < n; i++)
+		x = fn(x);
+	dsink = x;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 20000;
 	char line[256];
 
 	stage(first_fn, n);
-	while (fgets(line, sizeof(line), stdin))
+	while (fgets(line, sizeof(line), stdin)) {
+		if (line[0] == 'd' && line[1] == 'l') {
+			if (!dl_stage(line, n))
+				fprintf(stderr, "stages: cannot call %s", line + 3);
+			continue;
+		}
 		stage(later_fn, n);
+	}
 	printf("stages %u\n", sink);
 	return 0;
 }
