@@ -13,12 +13,14 @@
 #   VIEWS   the views followed, one after the other (default --call-trace)
 #   PTDUMP  the ptdump that follows (default B's; another build compares)
 # For each view: the CPU time (user + system) of --follow, which ends with
-# its own decode of the finished file (checked against what it wrote), that
-# of a plain decode of the finished file, their ratio, the share of the
-# output that --follow had written when the recording ended (the rest is
-# the lag), the rounds and what share of the trace bytes they were given
-# they decoded (-v; "-" for a ptdump without these lines). The output goes
-# to a file in DIR, removed after each view.
+# a last round after the recording (or, where its rounds decode from the
+# beginning, a decode of the whole file checked against what they wrote),
+# that of a plain decode of the finished file, their ratio, the share of
+# the output that --follow had written when the recording ended (the rest
+# is the lag), the seconds from the recording's end to ptdump's, the rounds
+# and what share of the trace bytes they were given they decoded (-v; "-"
+# for a ptdump without these lines). The output goes to a file in DIR,
+# removed after each view.
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -47,8 +49,8 @@ cpu() {
 	awk '{ printf "%.2f\n", $1 + $2 }' cpu.t
 }
 
-printf '%-16s %10s %10s %7s %9s %7s %9s %s\n' view follow-cpu-s plain-cpu-s ratio streamed \
-	rounds decoded trace
+printf '%-16s %10s %10s %7s %9s %7s %7s %9s %s\n' view follow-cpu-s plain-cpu-s ratio streamed \
+	after-s rounds decoded trace
 for v in $VIEWS; do
 	rm -f f.data ctl
 	mkfifo ctl
@@ -66,7 +68,9 @@ for v in $VIEWS; do
 	exec 3>&-
 	wait "$rec"
 	atend=$(stat -c %s follow.out)
+	t0=$(date +%s.%N)
 	wait "$dump"
+	after=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 	total=$(stat -c %s follow.out)
 	rm -f follow.out
 	fcpu=$(awk '{ printf "%.2f\n", $1 + $2 }' follow.t)
@@ -76,10 +80,10 @@ for v in $VIEWS; do
 	share=$(awk '/^ptdump: --follow: round/ { d += $6; t += $8 }
 		END { if (t) printf "%.1f%%\n", 100 * d / t; else print "-" }' follow.err)
 	size=$(stat -c %s f.data)
-	printf '%-16s %10s %10s %7s %9s %7s %9s %s\n' "$v" "$fcpu" "$pcpu" \
+	printf '%-16s %10s %10s %7s %9s %7s %7s %9s %s\n' "$v" "$fcpu" "$pcpu" \
 		"$(awk -v a="$fcpu" -v b="$pcpu" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
 		"$(awk -v a="$atend" -v b="$total" 'BEGIN { printf "%.1f%%", (b > 0 ? 100 * a / b : 0) }')" \
-		"$rounds" "$share" "$((size >> 10)) KiB file"
+		"$after" "$rounds" "$share" "$((size >> 10)) KiB file"
 	grep -v '^ptdump: --follow: round' follow.err >&2
 done
 [ -n "${3:-}" ] || rm -rf "$DIR"
