@@ -13,7 +13,7 @@ set -eu
 PKGS="build-essential pkg-config
 libipt-dev libopencsd-dev libopencsd-bin libelf-dev libdw-dev libzstd-dev liblzma-dev libcapstone-dev libbpf-dev
 qemu-user linux-perf binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-clang libclang-rt-14-dev afl++ tmux bash-completion python3-jsonschema chromium parallel"
+clang libclang-rt-14-dev afl++ tmux bash-completion python3-jsonschema chromium parallel valgrind"
 ARM64_PKGS="libopencsd-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 libzstd-dev:arm64 liblzma-dev:arm64
 libcapstone-dev:arm64"
 SYSTEM_PKGS="qemu-system-x86 linux-image-amd64"
