@@ -138,7 +138,6 @@ static int parse_time(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* --to-perf-data / --to-raw: conversions of a ptrec file. */
 /*
  * The progress line (ptdump(1), PROGRESS): trace bytes done of all, rate and
  * time left, on standard error, rewritten in place and erased at the end.
@@ -151,10 +150,7 @@ struct progress {
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)prec_now_ns() / 1e9;
 }
 
 static void progress_cb(void *ctx, uint64_t done, uint64_t total)
@@ -183,7 +179,7 @@ static void progress_end(struct progress *p)
 }
 
 /*
- * --to-perf-data, --to-raw. @prog: the progress line's state while the
+ * --to-perf-data, --to-raw: conversions of a ptrec file. @prog: the progress line's state while the
  * trace is written, or NULL for none.
  */
 static int convert(const char *input, const char *to_perf, const char *to_raw, bool quiet,

@@ -2034,25 +2034,17 @@ struct fin_progress {
 	bool stop, started;
 };
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void *fin_progress_main(void *arg)
 {
 	struct fin_progress *p = arg;
-	double start = mono_s();
+	uint64_t start = prec_now_ns();
 	bool shown = false;
 
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
 		struct timespec until;
 
-		if (p->r->o->progress > 0 || mono_s() - start >= 1.0) {
+		if (p->r->o->progress > 0 || prec_now_ns() - start >= 1000000000u) {
 			size_t done = 0, total = 0;
 
 			if (p->r->maps)
