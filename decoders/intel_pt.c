@@ -545,6 +545,17 @@ static enum prec_br_kind class_kind(enum pt_insn_class c)
 }
 
 /*
+ * The time of the pending branch's timestamp (d->pend_tsc, not 0): mostly
+ * the current one, whose time is known, so no conversion.
+ */
+static uint64_t pend_time(const struct ipt *d)
+{
+	if (d->have_time && d->pend_tsc == d->tsc)
+		return d->time;
+	return prec_session_tsc_to_time(d->s, d->pend_tsc);
+}
+
+/*
  * Emits the pending branch with target @to (0: unknown, tracing stopped).
  * Returns its kind (PREC_BR_NONE when it was not a taken branch).
  */
@@ -583,17 +594,9 @@ static enum prec_br_kind resolve_pending(struct ipt *d, uint64_t to)
 	if (d->opts.branch_kinds && !(d->opts.branch_kinds & (1u << kind)))
 		return kind;
 	if (d->opts.counts) {
-		uint64_t tsc = d->pend_tsc ? d->pend_tsc : d->have_time ? d->tsc : 0, time;
-		struct prec_tev_counts *c;
-
-		/* Mostly the branch is of the current timestamp: no conversion. */
-		if (!d->pend_tsc)
-			time = d->have_time ? d->time : 0;
-		else if (d->have_time && d->pend_tsc == d->tsc)
-			time = d->time;
-		else
-			time = prec_session_tsc_to_time(d->s, d->pend_tsc);
-		c = count_at(d, time, tsc);
+		uint64_t tsc = d->pend_tsc ? d->pend_tsc : d->have_time ? d->tsc : 0;
+		struct prec_tev_counts *c = count_at(d, d->pend_tsc ? pend_time(d) :
+							    d->have_time ? d->time : 0, tsc);
 
 		c->branches++;
 		c->calls += kind == PREC_BR_CALL;
@@ -605,8 +608,7 @@ static enum prec_br_kind resolve_pending(struct ipt *d, uint64_t to)
 	e = push(d, PREC_TEV_BRANCH);
 	if (d->pend_tsc) {
 		e->tsc = d->pend_tsc;
-		e->time = d->have_time && d->pend_tsc == d->tsc ?
-				  d->time : prec_session_tsc_to_time(d->s, d->pend_tsc);
+		e->time = pend_time(d);
 	}
 	e->u.branch.from = d->pend_from;
 	e->u.branch.to = to;

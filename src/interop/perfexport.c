@@ -633,9 +633,8 @@ static int write_streams(struct ex *x)
 {
 	struct prec_tfile_stream_key *keys = NULL;
 	size_t nkeys = 0, i, k;
-	int err;
-
 	uint64_t total = 0;
+	int err;
 
 	err = prec_tfile_streams(x->r, &keys, &nkeys);
 	if (err)
