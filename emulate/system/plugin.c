@@ -78,7 +78,20 @@ struct sys_task {
 	uint64_t kret[SYS_KRET_DEPTH]; /* return addresses armed by kentry of a kret trigger */
 	uint64_t kret_trig[SYS_KRET_DEPTH];
 	unsigned nkret;
-	uint64_t call_ret; /* the return address of the last call (jumps through thunks keep it) */
+	/*
+	 * The return address of the last call in user [0] and kernel [1]
+	 * code (jumps through thunks keep it): what a uretprobe or kretprobe
+	 * at the function entered next hijacks. Kept per mode, and across
+	 * the interrupts and exceptions taken before the entry (irq[]): the
+	 * handlers' own calls must not stand for the interrupted code's.
+	 */
+	uint64_t call_ret[2];
+	struct {
+		uint64_t rip;      /* where the interrupted code goes on (0: not known yet) */
+		uint64_t call_ret; /* its mode's call_ret then */
+	} irq[SYS_IRQ_DEPTH];
+	unsigned nirq;
+	int irq_rip_pend; /* irq[nirq - 1].rip comes with the handler's first stack store */
 	uint64_t insns_u, insns_k; /* its instructions while traced */
 	uint64_t next[SYS_MAX_TRIG]; /* counter triggers: the count of its next overflow */
 };
@@ -293,6 +306,35 @@ static void counters_at(uint64_t ip)
 }
 
 /*
+ * An interrupt or exception stopped the code of block @p, which goes on
+ * at @rip when the handler returns (@known 0: @rip is the fall-through,
+ * until the handler's first stack store tells). That code's last call is
+ * kept for the return: the handler's calls are not the ones a probe at
+ * the function entered next, after the return, must hijack.
+ */
+static void irq_entered(const struct sys_tb *p, uint64_t rip, int known)
+{
+	if (T->nirq == SYS_IRQ_DEPTH) {
+		memmove(T->irq, T->irq + 1, (SYS_IRQ_DEPTH - 1) * sizeof(T->irq[0]));
+		T->nirq--;
+	}
+	T->irq[T->nirq].rip = rip;
+	T->irq[T->nirq++].call_ret = T->call_ret[p->start >= KERNEL_HALF];
+	T->irq_rip_pend = !known;
+}
+
+/* A far return (IRET, SYSRET) arrived at @ip: back in interrupted code, its last call is its own again. */
+static void irq_returned(uint64_t ip)
+{
+	for (unsigned i = T->nirq; i-- > 0;)
+		if (T->irq[i].rip == ip) {
+			T->call_ret[ip >= KERNEL_HALF] = T->irq[i].call_ret;
+			T->nirq = i;
+			return;
+		}
+}
+
+/*
  * The workload arrives at block @b, coming from @p (NULL: not by a branch).
  * A return armed by a kret or uret trigger fires where a RET arrives at
  * its address, or an IRET: an interrupt came between the RET and its
@@ -301,9 +343,13 @@ static void counters_at(uint64_t ip)
  */
 static void triggers_at(const struct sys_tb *b, const struct sys_tb *p)
 {
-	uint64_t ip = b->start;
+	uint64_t ip = b->start, call_ret = T->call_ret[ip >= KERNEL_HALF];
 	int ret = p && (p->kind == EMU_BR_RET || p->kind == EMU_BR_FAR);
 
+	if (p && p->kind == EMU_BR_FAR) {
+		irq_returned(ip);
+		call_ret = T->call_ret[ip >= KERNEL_HALF];
+	}
 	for (unsigned i = T->nkret; ret && i-- > 0;) {
 		if (T->kret[i] != ip)
 			continue;
@@ -320,11 +366,11 @@ static void triggers_at(const struct sys_tb *b, const struct sys_tb *p)
 			continue;
 		if (t->kind == SYS_TK_KENTRY) {
 			fire(t, ip);
-		} else if (p && T->call_ret) {
-			if (T->nkret && T->kret[T->nkret - 1] == T->call_ret) {
+		} else if (p && call_ret) {
+			if (T->nkret && T->kret[T->nkret - 1] == call_ret) {
 				T->kret_trig[T->nkret - 1] |= 1ull << j;
 			} else if (T->nkret < SYS_KRET_DEPTH) {
-				T->kret[T->nkret] = T->call_ret;
+				T->kret[T->nkret] = call_ret;
 				T->kret_trig[T->nkret++] = 1ull << j;
 			}
 		}
@@ -416,8 +462,6 @@ static void settle(uint64_t rip)
 		emit_branch(p, rip);
 	else if (T->pkt_en)
 		pgd(0, 0);
-	if (p->kind == EMU_BR_ICALL || p->kind == EMU_BR_CALL)
-		T->call_ret = p->next;
 	if (T->pkt_en)
 		async_to(rip, S.pend_ip);
 	else if (want(S.pend_ip))
@@ -435,7 +479,7 @@ static void branch(const struct sys_tb *p, uint64_t n, uint64_t ip)
 	uint64_t fup = p->next;
 
 	if (n == p->ninsn && (p->kind == EMU_BR_CALL || p->kind == EMU_BR_ICALL))
-		T->call_ret = p->next;
+		T->call_ret[p->start >= KERNEL_HALF] = p->next;
 	if (short_block(p, n, ip)) {
 		if (!T->pkt_en && want(ip))
 			pge(ip);
@@ -451,6 +495,8 @@ static void branch(const struct sys_tb *p, uint64_t n, uint64_t ip)
 		else if (unseen_target(p))
 			known = 0;
 	}
+	if (async)
+		irq_entered(p, known ? fup : p->next, known);
 	if (!T->pkt_en) {
 		if (want(ip))
 			pge(ip);
@@ -834,6 +880,8 @@ static void on_tb(unsigned vcpu, void *udata)
 		return;
 	if (was)
 		focus(was);
+	if (was)
+		was->irq_rip_pend = 0; /* the handler's first block made no store: the fall-through stays */
 	if (S.pend)
 		settle(0);
 	if (S.prev && was)
@@ -930,13 +978,19 @@ static void on_entry_store(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t v
 	uint64_t off = (uint64_t)(uintptr_t)udata, pa, rip = 0;
 
 	(void)vcpu;
-	if (!S.pend)
+	if (!S.pend && !(S.run && S.run->irq_rip_pend))
 		return;
 	pa = hw ? qemu_plugin_hwaddr_phys_addr(hw) : 0;
 	/* Only within the page: the next virtual page of a stack may lie elsewhere. */
 	if (pa && (pa & 0xfff) + off + 8 <= 0x1000)
 		sys_guest_read_phys(pa + off, &rip, sizeof(rip));
-	settle(rip);
+	if (S.run && S.run->irq_rip_pend) {
+		S.run->irq_rip_pend = 0;
+		if (rip && S.run->nirq)
+			S.run->irq[S.run->nirq - 1].rip = rip;
+	}
+	if (S.pend)
+		settle(rip);
 }
 
 static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)

@@ -29,6 +29,7 @@
 #define SYS_MAX_TRIG 64
 #define SYS_MAX_ENTRIES 512
 #define SYS_KRET_DEPTH 256
+#define SYS_IRQ_DEPTH 16 /* nested interrupts whose code's last call is kept */
 #define SYS_MAX_TASKS 64
 
 enum sys_act { SYS_ACT_NONE, SYS_ACT_PAUSE, SYS_ACT_RESUME };

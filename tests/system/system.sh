@@ -412,6 +412,35 @@ else
 	fi
 fi
 
+# ---- a uretprobe on a function entered through a handler ----
+# far()'s first instruction takes a page fault after the CALL (first call),
+# then a SIGSEGV whose handler makes calls of its own and returns through
+# rt_sigreturn (fourth call). A uretprobe hijacks the return address the
+# CALL pushed, whatever ran in between: each window must close where far()
+# returns, in user code, and each resume must open one.
+if ! cc -O1 -fPIE -pie -fno-toplevel-reorder -o farprobe "$TOP/tests/system/src/farprobe.c" 2>cc.err; then
+	t_fail "build farprobe" "$(cat cc.err)"
+elif "$PTREC" record --emulate=system -q -o far.data --emulate-truth far.truth \
+	-e '{intel_pt/aux-start-paused/u,uprobe:./farprobe:far/aux-resume/,uretprobe:./farprobe:far/aux-pause/}' \
+	./farprobe >far.out 2>far.err; then
+	t_eq "entry after a fault: the program made 4 calls, one through its SIGSEGV handler" \
+		"calls 4 segv 1" "$(grep '^calls' far.out)"
+	if r=$(insn_vs_truth far); then
+		t_pass "entry after a fault: instruction trace = truth ($r)"
+	else
+		t_fail "entry after a fault: instruction trace = truth" "$r"
+	fi
+	t_eq "entry after a fault: the truth has a resume and a pause per call" "4 4" \
+		"$(awk '$1 == "R" { r++ } $1 == "P" && $3 !~ /^ffff/ { p++ } END { print r + 0, p + 0 }' far.truth)"
+	calls=$("$PTDUMP" --call-trace far.data 2>&1)
+	t_eq "entry after a fault: each pause is at far()'s return to call_far()" \
+		"4 call_far" \
+		"$(awk '/ pause trigger uretprobe:/ { for (i = 1; i < NF; i++) if ($i == "at") { n++; s = $(i + 2); sub(/\+.*/, "", s); w[s] = 1 } }
+			END { for (k in w) l = l " " k; print n + 0 l }' <<<"$calls")"
+else
+	t_fail "entry after a fault: records" "$(cat far.err)"
+fi
+
 # ---- the workload's children: a thread, a forked child, a child that execs ----
 # Traced as perf's inherited events trace them: each task has its own
 # stream, and the sideband has what perf_event_task(), perf_event_comm()
