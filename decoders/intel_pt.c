@@ -23,18 +23,20 @@
 #include "decoders/evqueue.h"
 #include "decoders/jobs.h"
 #include "decoders/shard.h"
+#include "decoders/x86_branch.h"
 #include "session/image.h"
 #include "session/session.h"
 
 #define QSIZE 16                  /* events queued at first (the queue grows) */
 /*
  * The cache of decoded branch sites: 1 << ICACHE_FIRST entries at first,
- * 1 << ICACHE_BITS (emptied) once it has missed ICACHE_GROW times (a short
- * stream does not pay for the big one; the answers do not depend on its size).
+ * four times as many (emptied) each time it has missed as many times as it
+ * has entries, up to 1 << ICACHE_BITS (6 MiB): a short stream, or one whose
+ * code fits, does not pay for a big one; the answers do not depend on its
+ * size.
  */
 #define ICACHE_FIRST 10
-#define ICACHE_BITS 14
-#define ICACHE_GROW 4096
+#define ICACHE_BITS 18
 /*
  * Blocks that consume no trace. Direct jumps and calls need no packets, so
  * code like "1: jmp 1b" (or damaged trace leading into it) would be followed
@@ -138,7 +140,7 @@ struct ipt {
 
 	struct icache_ent *ic;
 	unsigned ic_bits;
-	size_t ic_misses;         /* while smaller than ICACHE_BITS */
+	size_t ic_misses;         /* since it last grew */
 	csh cs;
 	bool cs_ok;
 
@@ -448,23 +450,22 @@ static size_t icache_slot(const struct ipt *d, uint64_t ip)
 			(64 - d->ic_bits));
 }
 
-static const struct icache_ent *insn_info(struct ipt *d, uint64_t ip)
+/* insn_info() when the cache does not have @ip (in slot @e): decoded. */
+static const struct icache_ent *insn_decode(struct ipt *d, uint64_t ip, struct icache_ent *e)
 {
-	struct icache_ent *e = &d->ic[icache_slot(d, ip)];
 	uint8_t buf[16];
 	cs_insn *insn = NULL;
 	size_t n;
 
-	if (e->ip == ip && e->as == d->as && e->len)
-		return e;
-	if (d->ic_bits < ICACHE_BITS && ++d->ic_misses > ICACHE_GROW) {
-		struct icache_ent *ic = calloc((size_t)1 << ICACHE_BITS, sizeof(*ic));
+	if (d->ic_bits < ICACHE_BITS && ++d->ic_misses > (size_t)1 << d->ic_bits) {
+		unsigned bits = PREC_MIN(d->ic_bits + 2, ICACHE_BITS);
+		struct icache_ent *ic = calloc((size_t)1 << bits, sizeof(*ic));
 
 		d->ic_misses = 0;
 		if (ic) {
 			free(d->ic);
 			d->ic = ic;
-			d->ic_bits = ICACHE_BITS;
+			d->ic_bits = bits;
 			e = &d->ic[icache_slot(d, ip)];
 		}
 	}
@@ -474,6 +475,11 @@ static const struct icache_ent *insn_info(struct ipt *d, uint64_t ip)
 	if (!d->cs_ok || !d->as)
 		return e;
 	n = prec_aspace_read(d->as, ip, buf, 15);
+	/* Most branch sites are these, and capstone costs thousands of instructions a call. */
+	if (n && (e->len = (uint8_t)prec_x86_jcc_len(buf, n))) {
+		e->kind = PREC_BR_COND;
+		return e;
+	}
 	if (!n || cs_disasm(d->cs, buf, n, ip, 1, &insn) != 1)
 		return e;
 	e->len = (uint8_t)insn->size;
@@ -522,6 +528,16 @@ static const struct icache_ent *insn_info(struct ipt *d, uint64_t ip)
 	return e;
 }
 
+/* The instruction at @ip: its length and branch kind, from the cache of the decoded ones. */
+static inline const struct icache_ent *insn_info(struct ipt *d, uint64_t ip)
+{
+	struct icache_ent *e = &d->ic[icache_slot(d, ip)];
+
+	if (e->ip == ip && e->as == d->as && e->len)
+		return e;
+	return insn_decode(d, ip, e);
+}
+
 static enum prec_br_kind class_kind(enum pt_insn_class c)
 {
 	switch (c) {
@@ -555,6 +571,41 @@ static uint64_t pend_time(const struct ipt *d)
 	return prec_session_tsc_to_time(d->s, d->pend_tsc);
 }
 
+/* opts.counts adds the taken branch of kind @kind (target @to) to the counts of its time. */
+static enum prec_br_kind count_branch(struct ipt *d, enum prec_br_kind kind, uint64_t to)
+{
+	uint64_t tsc = d->pend_tsc ? d->pend_tsc : d->have_time ? d->tsc : 0;
+	struct prec_tev_counts *c = count_at(d, d->pend_tsc ? pend_time(d) :
+						    d->have_time ? d->time : 0, tsc);
+
+	c->branches++;
+	c->calls += kind == PREC_BR_CALL;
+	c->rets += kind == PREC_BR_RETURN;
+	c->syscalls += kind == PREC_BR_SYSCALL;
+	c->interrupts += kind == PREC_BR_INTERRUPT && to;
+	return kind;
+}
+
+/*
+ * resolve_pending() when all branches are counted (--stats): the
+ * instruction is looked up only where its class does not tell enough
+ * (whether a conditional branch was taken, what an unclassified one is),
+ * as the counts do not tell indirect jumps or calls from direct ones.
+ */
+static enum prec_br_kind count_pending(struct ipt *d, enum prec_br_kind kind, uint64_t to)
+{
+	if (kind == PREC_BR_COND || kind == PREC_BR_NONE || kind == PREC_BR_SYSCALL) {
+		const struct icache_ent *ie = insn_info(d, d->pend_from);
+
+		if (kind != PREC_BR_COND)
+			kind = ie->kind ? ie->kind : kind;
+		if (kind == PREC_BR_NONE ||
+		    (kind == PREC_BR_COND && to && ie->len && to == d->pend_from + ie->len))
+			return PREC_BR_NONE;
+	}
+	return count_branch(d, kind, to);
+}
+
 /*
  * Emits the pending branch with target @to (0: unknown, tracing stopped).
  * Returns its kind (PREC_BR_NONE when it was not a taken branch).
@@ -569,6 +620,8 @@ static enum prec_br_kind resolve_pending(struct ipt *d, uint64_t to)
 		return PREC_BR_NONE;
 	d->pend = false;
 	kind = class_kind(d->pend_class);
+	if (d->opts.counts && !d->opts.branch_kinds)
+		return count_pending(d, kind, to);
 	/*
 	 * Jumps not wanted: not even their instruction looked up (callers
 	 * want to know of a system call only). A direct jump's class may
@@ -593,18 +646,8 @@ static enum prec_br_kind resolve_pending(struct ipt *d, uint64_t to)
 		kind = PREC_BR_INDIRECT;
 	if (d->opts.branch_kinds && !(d->opts.branch_kinds & (1u << kind)))
 		return kind;
-	if (d->opts.counts) {
-		uint64_t tsc = d->pend_tsc ? d->pend_tsc : d->have_time ? d->tsc : 0;
-		struct prec_tev_counts *c = count_at(d, d->pend_tsc ? pend_time(d) :
-							    d->have_time ? d->time : 0, tsc);
-
-		c->branches++;
-		c->calls += kind == PREC_BR_CALL;
-		c->rets += kind == PREC_BR_RETURN;
-		c->syscalls += kind == PREC_BR_SYSCALL;
-		c->interrupts += kind == PREC_BR_INTERRUPT && to;
-		return kind;
-	}
+	if (d->opts.counts)
+		return count_branch(d, kind, to);
 	e = push(d, PREC_TEV_BRANCH);
 	if (d->pend_tsc) {
 		e->tsc = d->pend_tsc;
@@ -1263,22 +1306,9 @@ static void no_progress_error(struct ipt *d, uint64_t ip, bool loop)
 	d->state = loop ? S_SYNC : S_DONE;
 }
 
-/*
- * After block @b: did it consume trace (a packet, or a TNT bit for a
- * conditional branch or a compressed return)? If not, the bounds above.
- */
-static void check_progress(struct ipt *d, const struct pt_block *b)
+/* check_progress() for block @b, which consumed no trace: the bounds above. */
+static void no_progress(struct ipt *d, const struct pt_block *b)
 {
-	uint64_t off = 0;
-
-	pt_blk_get_offset(d->dec, &off);
-	off += d->win_lo;
-	if (off != d->last_off || (!b->truncated && (b->iclass == ptic_cond_jump ||
-						     b->iclass == ptic_return))) {
-		d->last_off = off;
-		d->np_anchor = 0;
-		return;
-	}
 	if (!b->ninsn)
 		return;
 	if (++d->np_total > d->np_budget) {
@@ -1301,6 +1331,27 @@ static void check_progress(struct ipt *d, const struct pt_block *b)
 }
 
 /*
+ * After block @b: did it consume trace (a packet, or a TNT bit for a
+ * conditional branch or a compressed return)? If not, the bounds above.
+ * Inline: it runs after every block, and mostly finds progress.
+ */
+static inline __attribute__((always_inline)) void check_progress(struct ipt *d,
+								 const struct pt_block *b)
+{
+	uint64_t off = 0;
+
+	pt_blk_get_offset(d->dec, &off);
+	off += d->win_lo;
+	if (off != d->last_off || (!b->truncated && (b->iclass == ptic_cond_jump ||
+						     b->iclass == ptic_return))) {
+		d->last_off = off;
+		d->np_anchor = 0;
+		return;
+	}
+	no_progress(d, b);
+}
+
+/*
  * The trace ends right after the packet that gave the pending branch its
  * target (the TIP of an indirect branch, a taken TNT bit): libipt holds
  * that target as its next IP, which one more block query returns as the
@@ -1319,6 +1370,76 @@ static void resolve_final(struct ipt *d)
 }
 
 static void resume_note(struct ipt *d);
+
+/* Blocks count_run() decodes at most in one call. */
+#define COUNT_RUN_BLOCKS 4096
+
+/*
+ * step() for --stats, after a block: the blocks that follow it before
+ * anything else comes (an event, an error, the end of the trace), counted
+ * in one loop as handle_block(), resolve_pending() and check_progress()
+ * count them. Nothing between them changes the time or the context
+ * (update_context() gives the same until an event), so they add to the
+ * counts that block opened.
+ */
+static void count_run(struct ipt *d)
+{
+	struct prec_tev_counts *c = &d->agg.u.counts;
+	uint64_t pushed = d->pushed, pend_tsc = d->have_time ? d->tsc : 0;
+	struct pt_block b;
+	int r;
+
+	for (unsigned n = 0; n < COUNT_RUN_BLOCKS; n++) {
+		memset(&b, 0, sizeof(b));
+		r = pt_blk_next(d->dec, &b, sizeof(b));
+		if (b.ninsn) {
+			if (d->pend) {
+				d->pend = false;
+				switch (d->pend_class) {
+				case ptic_call:
+					c->branches++;
+					c->calls++;
+					break;
+				case ptic_return:
+					c->branches++;
+					c->rets++;
+					break;
+				case ptic_jump:
+				case ptic_far_return:
+				case ptic_far_jump:
+					c->branches++;
+					break;
+				case ptic_cond_jump: {
+					const struct icache_ent *ie = insn_info(d, d->pend_from);
+
+					/* Taken unless the block starts right after it. */
+					c->branches += !(ie->len && b.ip == d->pend_from + ie->len);
+					break;
+				}
+				default:
+					count_pending(d, class_kind(d->pend_class), b.ip);
+				}
+			}
+			c->blocks++;
+			c->insns += b.ninsn;
+			d->last_ip = b.end_ip;
+			if (b.iclass != ptic_other && b.iclass != ptic_ptwrite) {
+				d->pend = true;
+				d->pend_from = b.end_ip;
+				d->pend_tsc = pend_tsc;
+				d->pend_class = b.iclass;
+			}
+		}
+		if (r < 0) {
+			on_error(d, r, b.ninsn ? 0 : b.ip);
+			return;
+		}
+		d->status = r;
+		check_progress(d, &b);
+		if (d->pushed != pushed || d->state != S_RUN || (r & (pts_event_pending | pts_eos)))
+			return;
+	}
+}
 
 static int step(struct ipt *d)
 {
@@ -1375,6 +1496,9 @@ static int step(struct ipt *d)
 	}
 	d->status = r;
 	check_progress(d, &b);
+	if (d->opts.counts && !d->opts.branch_kinds && d->agg_open && !d->tx_abort &&
+	    d->state == S_RUN && !(r & (pts_event_pending | pts_eos)))
+		count_run(d);
 	return 0;
 }
 

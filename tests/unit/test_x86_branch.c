@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/*
+ * prec_x86_jcc_len() against capstone, the disassembler ptdump uses for
+ * every other instruction: where it gives a length, capstone (64-bit mode)
+ * must decode a conditional branch of that length. It may give 0 (leave
+ * the instruction to capstone) for unusual prefixes, never for the plain
+ * forms.
+ */
+#include <capstone/capstone.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "decoders/x86_branch.h"
+
+static csh cs;
+
+/* Capstone's length of a conditional branch at @b (@n bytes), else 0. */
+static unsigned cs_jcc_len(const uint8_t *b, size_t n)
+{
+	cs_insn *insn = NULL;
+	unsigned len = 0;
+
+	if (cs_disasm(cs, b, n, 0x400000, 1, &insn) != 1)
+		return 0;
+	switch (insn->id) {
+	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB: case X86_INS_JCXZ:
+	case X86_INS_JECXZ: case X86_INS_JE: case X86_INS_JGE: case X86_INS_JG: case X86_INS_JLE:
+	case X86_INS_JL: case X86_INS_JNE: case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS:
+	case X86_INS_JO: case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS: case X86_INS_LOOP:
+	case X86_INS_LOOPE: case X86_INS_LOOPNE:
+		len = insn->size;
+		break;
+	default:
+		break;
+	}
+	cs_free(insn, 1);
+	return len;
+}
+
+/* One buffer: the two must agree as the comment at the top says. */
+static int agree(const uint8_t *b, size_t n)
+{
+	unsigned mine = prec_x86_jcc_len(b, n), theirs = cs_jcc_len(b, n);
+
+	/* 0 leaves the instruction to capstone; a branch without prefixes is never left. */
+	int plain = (b[0] & 0xf0) == 0x70 || (b[0] >= 0xe0 && b[0] <= 0xe3) ||
+		    (n > 1 && b[0] == 0x0f && (b[1] & 0xf0) == 0x80);
+
+	if (mine ? mine == theirs : !(plain && theirs))
+		return 1;
+	fprintf(stderr, "  bytes");
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, " %02x", b[i]);
+	fprintf(stderr, ": prec_x86_jcc_len %u, capstone %u\n", mine, theirs);
+	return 0;
+}
+
+static int open_cs(void)
+{
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return 0;
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	return 1;
+}
+
+/* Every opcode after each of the prefixes (and pairs of them), cut at every length. */
+static void opcodes_after_prefixes(void)
+{
+	static const uint8_t pre[] = { 0x00, 0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0xf2,
+				       0x40, 0x48, 0x4f, 0x66, 0x67, 0xf0, 0xf3 };
+	unsigned bad = 0, jcc = 0;
+
+	if (!T_OK(open_cs()))
+		return;
+	for (size_t p1 = 0; p1 < sizeof(pre); p1++)
+		for (size_t p2 = 0; p2 < sizeof(pre); p2++)
+			for (unsigned op = 0; op < 0x200; op++) {
+				uint8_t b[16] = { 0 };
+				size_t n = 0;
+
+				if (pre[p1])
+					b[n++] = pre[p1];
+				if (pre[p2])
+					b[n++] = pre[p2];
+				if (op >= 0x100)
+					b[n++] = 0x0f;
+				b[n++] = (uint8_t)op;
+				for (size_t k = n; k < sizeof(b); k++)
+					b[k] = (uint8_t)(0x11 * k);
+				for (size_t cut = n; cut <= 15; cut++) {
+					bad += !agree(b, cut);
+					jcc += prec_x86_jcc_len(b, cut) != 0;
+				}
+			}
+	cs_close(&cs);
+	T_EQ_INT(bad, 0);
+	/* 16 + 4 one-byte and 16 two-byte opcodes, after 64 of the prefix pairs and kept at 11 or more lengths */
+	T_OK(jcc > 36 * 64 * 9);
+}
+
+/* Random bytes: where either says a conditional branch, they agree. */
+static void random_bytes(void)
+{
+	unsigned bad = 0;
+
+	if (!T_OK(open_cs()))
+		return;
+	srand(20261203);
+	for (int i = 0; i < 200000; i++) {
+		uint8_t b[15];
+
+		for (size_t k = 0; k < sizeof(b); k++)
+			b[k] = (uint8_t)rand();
+		if (i & 1)
+			b[0] = (uint8_t)(0x70 + (b[0] & 0x0f)); /* many conditional branches */
+		bad += !agree(b, sizeof(b));
+	}
+	cs_close(&cs);
+	T_EQ_INT(bad, 0);
+}
+
+static const struct t_case cases[] = {
+	T(opcodes_after_prefixes),
+	T(random_bytes),
+};
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, cases, T_N(cases));
+}
