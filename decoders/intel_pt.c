@@ -1371,8 +1371,9 @@ static void resolve_final(struct ipt *d)
 
 static void resume_note(struct ipt *d);
 
-/* Blocks count_run() decodes at most in one call. */
-#define COUNT_RUN_BLOCKS 4096
+/* Blocks step() and count_run() decode at most in one call. */
+#define STEP_BLOCKS 4096
+#define COUNT_RUN_BLOCKS STEP_BLOCKS
 
 /*
  * step() for --stats, after a block: the blocks that follow it before
@@ -1484,22 +1485,35 @@ static int step(struct ipt *d)
 		window_end(d);
 		return 0;
 	}
-	update_context(d, false);
-	memset(&b, 0, sizeof(b));
-	r = pt_blk_next(d->dec, &b, sizeof(b));
-	/* Blocks decoded before an error are still valid. */
-	if (b.ninsn)
-		handle_block(d, &b);
-	if (r < 0) {
-		on_error(d, r, b.ninsn ? 0 : b.ip);
-		return 0;
+	/*
+	 * Blocks. For a view without blocks (a call trace), one that queues
+	 * nothing is followed here by the next, as the next call would, with
+	 * no round through the queue; counted (--stats), by count_run().
+	 */
+	for (unsigned n = 0;; n++) {
+		uint64_t pushed = d->pushed;
+
+		update_context(d, false);
+		memset(&b, 0, sizeof(b));
+		r = pt_blk_next(d->dec, &b, sizeof(b));
+		/* Blocks decoded before an error are still valid. */
+		if (b.ninsn)
+			handle_block(d, &b);
+		if (r < 0) {
+			on_error(d, r, b.ninsn ? 0 : b.ip);
+			return 0;
+		}
+		d->status = r;
+		check_progress(d, &b);
+		if (d->state != S_RUN || (r & (pts_event_pending | pts_eos)))
+			return 0;
+		if (d->opts.counts && !d->opts.branch_kinds && d->agg_open && !d->tx_abort) {
+			count_run(d);
+			return 0;
+		}
+		if (!d->opts.no_blocks || d->pushed != pushed || n >= STEP_BLOCKS)
+			return 0;
 	}
-	d->status = r;
-	check_progress(d, &b);
-	if (d->opts.counts && !d->opts.branch_kinds && d->agg_open && !d->tx_abort &&
-	    d->state == S_RUN && !(r & (pts_event_pending | pts_eos)))
-		count_run(d);
-	return 0;
 }
 
 /* ---- parallel decoding (-j) ----

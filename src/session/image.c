@@ -1048,10 +1048,25 @@ void prec_aspace_resolve(struct prec_aspace *as, uint64_t addr, struct prec_loc 
 	loc->sym = prec_symtab_lookup(loc->symtab, loc->vaddr, &loc->symoff);
 }
 
+/* Appends the @n bytes at @s to the string of @len bytes in @buf (@size), as far as it fits. */
+static size_t append_cut(char *buf, size_t size, size_t len, const char *s, size_t n)
+{
+	if (n > size - 1 - len)
+		n = size - 1 - len;
+	memcpy(buf + len, s, n);
+	return len + n;
+}
+
+/*
+ * "OBJECT+0xOFFSET", as snprintf() would write it (cut to @size), without
+ * it: a call trace writes one for each call into code without symbols.
+ */
 size_t prec_loc_objoff(const struct prec_loc *loc, char *buf, size_t size)
 {
 	const char *base;
-	int n;
+	char hex[16];
+	size_t len, nh = 0;
+	uint64_t v;
 
 	if (!size)
 		return 0;
@@ -1060,8 +1075,15 @@ size_t prec_loc_objoff(const struct prec_loc *loc, char *buf, size_t size)
 		return 0;
 	base = strrchr(loc->dso, '/');
 	base = base && base[1] ? base + 1 : loc->dso;
-	n = snprintf(buf, size, "%s+0x%" PRIx64, base, loc->vaddr);
-	return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+	len = append_cut(buf, size, 0, base, strlen(base));
+	len = append_cut(buf, size, len, "+0x", 3);
+	v = loc->vaddr;
+	do
+		hex[sizeof(hex) - ++nh] = "0123456789abcdef"[v & 15];
+	while ((v >>= 4) && nh < sizeof(hex));
+	len = append_cut(buf, size, len, hex + sizeof(hex) - nh, nh);
+	buf[len] = '\0';
+	return len;
 }
 
 /* ---- libipt ---- */
