@@ -1579,6 +1579,14 @@ static void carry_get(const struct ipt *d, struct carry *c)
 #define GET(f) c->f = d->f;
 	CARRY_FIELDS(GET, GET)
 #undef GET
+	/*
+	 * With no block to meet again, the cycle search's step counts are
+	 * left from the last search and never read (no_progress() starts
+	 * anew): a warm-up that saw other blocks without trace before the cut
+	 * has the same state.
+	 */
+	if (!c->np_anchor)
+		c->np_power = c->np_lam = 0;
 }
 
 static void carry_put(struct ipt *d, const struct carry *c)

@@ -79,6 +79,22 @@ redone=$(sed -n 's/.*taken from the shards, \([0-9]*\) decoded again/\1/p' v.err
 t_match "loopret: parts taken from 3 shards ($taken)" '^([2-9]|[1-9][0-9]+)$' "$taken"
 t_match "loopret: few decoded again ($redone: segment starts)" '^[0-2]$' "$redone"
 
+# The same where the blocks that need no packet stop before the cuts
+# (tests/progs/untraced.c: a chain of calls, then a loop of conditional
+# branches only): each part's warm-up never sees them, and its state at the
+# cut is still the one the decode of the whole stream has there, so the
+# parts are taken (a state that kept the endless-loop search's stale step
+# counts had the merge decode 11 of 12 parts again).
+emu_rec untraced 'intel_pt/noretcomp/' "$PROGS/untraced"
+shards untraced 3
+"$PTDUMP" --stats --buffer 4K untraced.data >un.plain 2>/dev/null
+"$PTDUMP" -v --stats --buffer 4K --merge untraced.data untraced.3.* >un.out 2>v.err
+t_eq "untraced: 3 shards merged = plain --stats" "$(cat un.plain)" "$(cat un.out)"
+taken=$(sed -n 's/.*--merge: \([0-9]*\) parts taken.*/\1/p' v.err)
+redone=$(sed -n 's/.*taken from the shards, \([0-9]*\) decoded again/\1/p' v.err)
+t_match "untraced: parts taken from 3 shards ($taken)" '^([5-9]|[1-9][0-9]+)$' "$taken"
+t_match "untraced: few decoded again ($redone: the segment's start)" '^[0-1]$' "$redone"
+
 # Balance: with the default --buffer (parts of 256 KiB) a trace of a few
 # hundred KiB still spreads over all shards: parts shrink to give each
 # shard about 4, down to 16 KiB, and the merge plans the same parts.
