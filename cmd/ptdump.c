@@ -98,8 +98,8 @@ static void usage(FILE *f)
 "      --buildid-dir DIR   perf's build-id cache for perf.data input (default ~/.debug)\n"
 "      --buffer SIZE       trace bytes each stream holds in memory while it is decoded\n"
 "                          (default 2M; 0: whole streams)\n"
-"  -j, --jobs N            decode with N threads (default 1: one pass, no threads);\n"
-"                          the output is the same\n"
+"  -j, --jobs N            decode with N threads (default: the online CPUs; 1: one\n"
+"                          pass, no threads); the output is the same\n"
 "      --shard K/N         decode the K-th of N slices of the trace (1 <= K <= N) into\n"
 "                          a part file, for any view (run all N anywhere, then --merge)\n"
 "  -o, --output PART       the part file of --shard (- : standard output)\n"
@@ -1339,6 +1339,13 @@ static int decode(struct prec_session *s, struct args *a)
 		prec_shards_counts(a->shards, &taken, &redone);
 		cli_note("--merge: %" PRIu64 " parts taken from the shards, %" PRIu64
 			 " decoded again", taken, redone);
+	} else if (cli_verbose > 0 && a->oo.jobs > 1) {
+		uint64_t taken, redone;
+
+		prec_ipt_par_counts(&taken, &redone);
+		if (taken + redone)
+			cli_note("-j%d: %" PRIu64 " parts taken from the workers, %" PRIu64
+				 " decoded again in order", a->oo.jobs, taken, redone);
 	}
 	/* What the decode found on its way (symbols loaded as they were needed) */
 	for (; !a->quiet && nwarn < prec_session_nr_warnings(s); nwarn++)

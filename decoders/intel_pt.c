@@ -2235,6 +2235,15 @@ static void par_fill(struct ipt *d)
 	}
 }
 
+/* Parts of -j decodes in this process: taken as the workers decoded them, decoded again. */
+static uint64_t par_taken, par_redone;
+
+void prec_ipt_par_counts(uint64_t *taken, uint64_t *redone)
+{
+	*taken = __atomic_load_n(&par_taken, __ATOMIC_RELAXED);
+	*redone = __atomic_load_n(&par_redone, __ATOMIC_RELAXED);
+}
+
 /*
  * Part @pt's events are those of one pass from state p->cur: as decoded,
  * or decoded again (or skipped, after the end of its segment's decode).
@@ -2254,6 +2263,8 @@ static void par_settle(struct ipt *d, struct part *pt)
 			   cur->np_total + pt->exit.np_total > d->np_budget)) {
 		if (p->shards)
 			prec_shards_count(p->shards, false);
+		else
+			__atomic_fetch_add(&par_redone, 1, __ATOMIC_RELAXED);
 		part_clear(pt);
 		pt->exact = true;
 		pt->entry = *cur;
@@ -2261,6 +2272,8 @@ static void par_settle(struct ipt *d, struct part *pt)
 	} else if (!pt->exact) {
 		if (p->shards)
 			prec_shards_count(p->shards, true);
+		else
+			__atomic_fetch_add(&par_taken, 1, __ATOMIC_RELAXED);
 		pt->exit.np_total += cur->np_total;
 	}
 	p->cur = pt->exit;

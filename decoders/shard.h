@@ -118,4 +118,13 @@ struct prec_decoder_opts;
 int prec_ipt_shard(struct prec_session *s, const struct prec_decoder_opts *opts,
 		   const struct prec_shard_plan *plan, uint32_t k, struct prec_shard_out *o);
 
+/*
+ * The parts that -j decodes of this process's Intel PT streams so far
+ * (intel_pt.c): taken as a worker decoded them, and decoded again in order
+ * (their warm-up did not reach the state one pass has at their cut, as
+ * for every segment's first part after a gap). A stream's first part,
+ * decoded from the start, is neither.
+ */
+void prec_ipt_par_counts(uint64_t *taken, uint64_t *redone);
+
 #endif

@@ -90,6 +90,22 @@ else
 	t_skip "worker threads" "strace is not installed"
 fi
 
+# The workers' parts are taken (-v counts them), also where the blocks that
+# need no packet stop long before the cuts (tests/progs/untraced.c): each
+# warm-up ends in the state one pass has at its cut. Keeping the
+# endless-loop search's stale step counts had 11 of 12 such parts decoded
+# again in order, on the view's thread.
+emu_rec untraced 'intel_pt/noretcomp/' "$PROGS/untraced"
+"$PTDUMP" -j1 --stats --buffer 4K untraced.data >un.1 2>/dev/null
+"$PTDUMP" -v -j2 --stats --buffer 4K untraced.data >un.2 2>un.err
+t_eq "untraced: -j2 --stats = -j1" "$(cat un.1)" "$(cat un.2)"
+taken=$(sed -n 's/^ptdump: -j2: \([0-9]*\) parts taken from the workers.*/\1/p' un.err)
+redone=$(sed -n 's/^ptdump: -j2: .*, \([0-9]*\) decoded again in order$/\1/p' un.err)
+t_match "untraced: -v counts the workers' parts taken ($taken)" '^([5-9]|[1-9][0-9]+)$' "$taken"
+t_match "untraced: few decoded again ($redone: the segment's start)" '^[0-1]$' "$redone"
+t_eq "untraced: -j1 -v counts no parts" 0 \
+	"$("$PTDUMP" -v -j1 --stats --buffer 4K untraced.data 2>&1 >/dev/null | grep -c -- '^ptdump: -j1: ')"
+
 # -j's argument.
 "$PTDUMP" -j0 --stats calls.data >/dev/null 2>j0.err
 t_eq "-j0: usage error" 2 $?
