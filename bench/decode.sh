@@ -31,6 +31,9 @@
 # to the libipt floor (bench/ipt_floor with ptdump's block-decoder
 # configuration, on the raw export of the same stream and images) and to
 # perf script --call-trace on the same trace exported with --to-perf-data.
+# The qry-walk row decodes the floor's stream with bench/ipt_floor --walk
+# qry: a prototype decoder core, a walk of its own over libipt's query
+# decoder, with a note whether it counts the floor's instructions.
 # The view rows decode with -j1 (one pass, no threads: CPU time against the
 # floor); the parallel rows then decode with -j JOBS and give the speedup,
 # wall time of -j1 over that of -j JOBS from the same run (the machine's
@@ -117,7 +120,7 @@ row() {
 
 # bench NAME: every view of $DIR/NAME.data against the floor and perf.
 bench() {
-	local name=$1 data=$DIR/$1.data stats errors args v
+	local name=$1 data=$DIR/$1.data stats errors args v fc wcount
 	stats=$("$PTDUMP" --stats "$data")
 	bytes=$(sed -n 's/^total: [0-9]* streams*, \([0-9]*\) bytes$/\1/p' <<<"$stats")
 	insns=$(sed -n 's/^instructions: \([0-9]*\)$/\1/p' <<<"$stats")
@@ -139,6 +142,14 @@ bench() {
 		measure sh -c "cd '$DIR/raw' && exec '$FLOOR' --ptdump-config 1 \$(cat '$args')"
 		row libipt-floor
 		floor_cpu=$cpu
+		# The prototype decoder core (ipt_floor --walk qry): its own walk over
+		# libipt's query decoder; "same count" when its instructions are the floor's.
+		fc=$(cd "$DIR/raw" && "$FLOOR" --ptdump-config 1 $(cat "$args") 2>/dev/null | awk '{ print $2 }')
+		wcount=$(cd "$DIR/raw" && "$FLOOR" --walk qry $(cat "$args") 2>/dev/null | awk '{ print $2 }')
+		measure sh -c "cd '$DIR/raw' && exec '$FLOOR' --walk qry \$(cat '$args')"
+		row qry-walk
+		[ -n "$fc" ] && { [ "$fc" = "$wcount" ] && echo "      (same count of instructions as the floor)" ||
+			echo "      (instructions: $wcount, the floor's $fc)"; }
 		[ "$(ls "$DIR"/raw/*.ptxed.args | wc -l)" -gt 1 ] &&
 			echo "      (the floor decodes the largest of $(ls "$DIR"/raw/*.ptxed.args | wc -l) streams only)"
 	fi
@@ -196,4 +207,6 @@ echo "resident memory. x floor: CPU time over that of bench/ipt_floor, libipt's 
 echo "decoder alone on the same stream and images configured as ptdump's (blocks end"
 echo "at calls and jumps, tick events), no events or output. perf/this: CPU time of"
 echo "perf script --call-trace (perf's own Intel PT decoder) on the same trace"
-echo "exported with ptdump --to-perf-data, over this view's."
+echo "exported with ptdump --to-perf-data, over this view's. qry-walk: the floor's"
+echo "stream walked by a prototype decoder core (ipt_floor --walk qry: libipt's query"
+echo "decoder and a block cache of its own), not yet used by ptdump."
