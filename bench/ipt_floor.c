@@ -171,6 +171,20 @@ static uint8_t *map_file(const char *path, size_t *len)
 
 static bool walk_mode;
 
+/* The line printed: the counts, the seconds since @t0 and the rates over @len trace bytes. */
+static void report(const struct timespec *t0, uint64_t insns, uint64_t blocks, uint64_t errors,
+		   size_t len, const char *what)
+{
+	struct timespec t1;
+	double s;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+	printf("instructions %" PRIu64 " blocks %" PRIu64 " errors %" PRIu64
+	       " seconds %.3f MB/s %.1f Minsn/s %.1f%s\n",
+	       insns, blocks, errors, s, (double)len / 1e6 / s, (double)insns / 1e6 / s, what);
+}
+
 /*
  * --walk qry: a prototype of a decoder core over libipt's query decoder.
  * The code is cut into blocks that end at the first branch (any jump,
@@ -353,12 +367,11 @@ static void walk_qry(const struct pt_config *cfg, size_t len)
 	struct wblk *cache = calloc((size_t)1 << WCACHE_BITS, sizeof(*cache));
 	uint64_t insns = 0, blocks = 0, errors = 0, ip = 0, stack[WSTACK];
 	struct pt_query_decoder *q = pt_qry_alloc_decoder(cfg);
-	struct timespec t0, t1;
+	struct timespec t0;
 	unsigned sp = 0;
 	bool enabled = false, ok;
 	cs_insn *in;
 	csh cs;
-	double s;
 	int st;
 
 	if (!cache || !q || cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
@@ -428,11 +441,7 @@ static void walk_qry(const struct pt_config *cfg, size_t len)
 			break;
 		errors++;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("instructions %" PRIu64 " blocks %" PRIu64 " errors %" PRIu64
-	       " seconds %.3f MB/s %.1f Minsn/s %.1f (query decoder and own walk)\n",
-	       insns, blocks, errors, s, (double)len / 1e6 / s, (double)insns / 1e6 / s);
+	report(&t0, insns, blocks, errors, len, " (query decoder and own walk)");
 	cs_free(in, 1);
 	cs_close(&cs);
 	pt_qry_free_decoder(q);
@@ -494,11 +503,10 @@ int main(int argc, char **argv)
 	struct pt_config cfg;
 	struct pt_image *img = pt_image_alloc("floor");
 	struct pt_block_decoder *dec;
-	struct timespec t0, t1;
+	struct timespec t0;
 	uint64_t insns = 0, blocks = 0, errors = 0, off = 0, last_off = 0, noprog = 0;
 	const char *pt = NULL;
 	size_t len;
-	double s;
 	int st;
 
 	pt_config_init(&cfg);
@@ -560,11 +568,7 @@ int main(int argc, char **argv)
 			break;
 		errors++;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("instructions %" PRIu64 " blocks %" PRIu64 " errors %" PRIu64
-	       " seconds %.3f MB/s %.1f Minsn/s %.1f\n",
-	       insns, blocks, errors, s, (double)len / 1e6 / s, (double)insns / 1e6 / s);
+	report(&t0, insns, blocks, errors, len, "");
 	pt_blk_free_decoder(dec);
 	pt_image_free(img);
 	pt_iscache_free(iscache);
