@@ -237,7 +237,8 @@ $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.c tests/fuzz/fuzz.h $(B)/libprec.a
 
 fuzz-bins: $(FUZZ_BIN) $(B)/ptrec
 
-tests: all $(TEST_BIN) $(TOOL_BIN) $(PROG_BIN) $(ARM_PROG_BIN) $(FUZZ_REPLAY)
+# bench/ipt_floor too: tests/cli/rawpt.sh checks its prototype walk against libipt.
+tests: all $(TEST_BIN) $(TOOL_BIN) $(PROG_BIN) $(ARM_PROG_BIN) $(FUZZ_REPLAY) $(B)/bench/ipt_floor
 
 bench: all $(BENCH_BIN)
 

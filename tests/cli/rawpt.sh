@@ -8,13 +8,17 @@
 # are left out of the comparison; times, binaries, depths and symbols are
 # compared. Without sideband there are no trigger samples either: the
 # recording's "-- resume trigger" lines and "(paused by X)" notes are left
-# out too (the trace ends and begins themselves remain).
+# out too (the trace ends and begins themselves remain). Each raw stream is
+# also decoded by bench/ipt_floor twice, by libipt's block decoder and by the
+# prototype decoder core (--walk qry): the same instructions, no errors.
 . "$(dirname "$0")/lib.sh"
 B=${B:-build}
 DRV=${DRV:-$B/tests/test_perfexport}
 PROGS=${PROGS:-$B/progs}
 export PTREC_PLUGIN=${PTREC_PLUGIN:-$PWD/$B/ptrec-emu.so}
 DRV=$(cd "$(dirname "$DRV")" && pwd)/$(basename "$DRV")
+FLOOR=${FLOOR:-$B/bench/ipt_floor}
+FLOOR=$(cd "$(dirname "$FLOOR")" 2>/dev/null && pwd)/$(basename "$FLOOR")
 PTDUMP=$(cd "$(dirname "$PTDUMP")" && pwd)/$(basename "$PTDUMP")
 
 if [ ! -x "$DRV" ] || [ ! -x "$PROGS/calls" ]; then
@@ -72,6 +76,22 @@ roundtrip() {
 				"$(cat "$d/$view.err"; diff "$d/orig.$view" "$d/raw.$view" | head -n 10)"
 		fi
 	done
+	# The prototype decoder core (bench/ipt_floor --walk qry) against
+	# libipt's block decoder on the same raw files: the same instructions,
+	# no errors.
+	local want got
+	if [ ! -x "$FLOOR" ]; then
+		t_skip "$name: the prototype walk" "no $FLOOR (make tests builds it)"
+		return
+	fi
+	args=$(cat "$d/raw/${pt%.pt}.ptxed.args")
+	# shellcheck disable=SC2086 # the args file is a word list
+	want=$(cd "$d/raw" && "$FLOOR" --ptdump-config 1 $args | awk '{ print $2, $6 }')
+	# shellcheck disable=SC2086
+	got=$(cd "$d/raw" && "$FLOOR" --walk qry $args | awk '{ print $2, $6 }')
+	t_match "$name: the block decoder decodes the raw stream ($want: instructions, errors)" \
+		'^[1-9][0-9]* 0$' "$want"
+	t_eq "$name: the prototype walk counts the block decoder's instructions" "$want" "$got"
 }
 
 P=$(cd "$PROGS" && pwd)
