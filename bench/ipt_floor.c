@@ -22,7 +22,8 @@
  * The sections go through a libipt section cache that keeps them mapped, as
  * ptdump's do: without it the block decoder maps and unmaps a file's segment
  * each time the trace moves from one file to another.
- * Prints one line: instructions, blocks, errors, seconds, and the rates.
+ * Prints one line: instructions, blocks, errors, seconds, the rates, and the
+ * tick events (how many, and a checksum of their IPs and times).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -173,7 +174,7 @@ static bool walk_mode;
 
 /* The line printed: the counts, the seconds since @t0 and the rates over @len trace bytes. */
 static void report(const struct timespec *t0, uint64_t insns, uint64_t blocks, uint64_t errors,
-		   size_t len, const char *what)
+		   size_t len, uint64_t ticks, uint64_t tick_sum, const char *what)
 {
 	struct timespec t1;
 	double s;
@@ -181,8 +182,9 @@ static void report(const struct timespec *t0, uint64_t insns, uint64_t blocks, u
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 	printf("instructions %" PRIu64 " blocks %" PRIu64 " errors %" PRIu64
-	       " seconds %.3f MB/s %.1f Minsn/s %.1f%s\n",
-	       insns, blocks, errors, s, (double)len / 1e6 / s, (double)insns / 1e6 / s, what);
+	       " seconds %.3f MB/s %.1f Minsn/s %.1f ticks %" PRIu64 " %016" PRIx64 "%s\n",
+	       insns, blocks, errors, s, (double)len / 1e6 / s, (double)insns / 1e6 / s, ticks,
+	       tick_sum, what);
 }
 
 /*
@@ -193,13 +195,16 @@ static void report(const struct timespec *t0, uint64_t insns, uint64_t blocks, u
  * asking the query decoder only where the code cannot tell: a conditional
  * branch's TNT bit, an indirect branch's target, and the events the
  * decoder has pending (tracing enabled or disabled, an asynchronous
- * branch, an overflow). A return is taken from the calls' stack when the
- * next packet is a TNT bit (return compression), else from a TIP.
- * Not handled as the block decoder does: an asynchronous event inside a
- * block (an interrupt's FUP binds to the instruction it names; here the
- * block runs to its end), TSX, PTWRITE and a mode other than 64-bit. So
- * its instruction count equals the block decoder's only on user-space
- * traces without them; the line printed shows both counts to compare.
+ * branch, an overflow). As libipt's block decoder does (2.0.5): a
+ * synchronous disable binds at the next branch that direct ones do not
+ * resolve, an asynchronous disable or branch before the instruction it
+ * names; a return takes a TNT bit when there is one (return compression:
+ * popped from a stack of 64 returns, the oldest dropped when full, emptied
+ * at a sync only), else a TIP; a tick event comes after a TNT bit or TIP
+ * whose time differs from the last event's, at the branch. Not handled
+ * yet: TSX, PTWRITE, power and VMCS events, paging events that bind to an
+ * instruction, and code that is not 64-bit; its blocks end at every branch
+ * and so are not libipt's (whose splits depend on its block cache).
  */
 enum wkind { WK_NONE, WK_COND, WK_JUMP, WK_CALL, WK_INDIRECT, WK_ICALL, WK_RETURN, WK_FAR };
 
@@ -273,6 +278,46 @@ static void walk_build(csh cs, cs_insn *in, uint64_t ip, struct wblk *b)
 	}
 }
 
+/* The walk's state besides the IP. */
+struct walk {
+	struct pt_query_decoder *q;
+	csh cs;
+	cs_insn *in;
+	uint64_t ret[WSTACK];      /* the return stack: a ring, the oldest dropped when full */
+	unsigned top, depth;
+	uint64_t last_tsc;         /* the time of the last event, tick included */
+	uint64_t ticks, tick_sum;  /* the tick events, and a checksum of their IPs and times */
+};
+
+/* A near call at @at of @len bytes to @to: its return pushed, but for a call to the next instruction. */
+static void walk_call(struct walk *w, uint64_t at, unsigned len, uint64_t to)
+{
+	if (to == at + len)
+		return;
+	w->ret[w->top] = at + len;
+	w->top = (w->top + 1) % WSTACK;
+	if (w->depth < WSTACK)
+		w->depth++;
+}
+
+/*
+ * After a TNT bit or a TIP for the branch at @ip: a tick event there when
+ * the query decoder's time differs from the last event's (libipt's block
+ * decoder with tick events on does the same).
+ */
+static void walk_tick(struct walk *w, uint64_t ip)
+{
+	uint64_t tsc = 0;
+	uint32_t lost_mtc, lost_cyc;
+	int r = pt_qry_time(w->q, &tsc, &lost_mtc, &lost_cyc);
+
+	if ((r < 0 && r != -pte_no_time) || tsc == w->last_tsc)
+		return;
+	w->last_tsc = tsc;
+	w->ticks++;
+	w->tick_sum = (w->tick_sum * 1000003) ^ ip ^ (tsc << 1);
+}
+
 /*
  * The instructions from @ip up to (not including) @to, where an
  * asynchronous event binds: only direct branches can lie between (the trace
@@ -281,8 +326,7 @@ static void walk_build(csh cs, cs_insn *in, uint64_t ip, struct wblk *b)
  * instructions up to and including the first other branch, where a
  * synchronous event (tracing disabled by a branch) binds.
  */
-static uint64_t walk_to(csh cs, cs_insn *in, uint64_t ip, uint64_t to, uint64_t *stack,
-			unsigned *sp, bool *ok)
+static uint64_t walk_to(struct walk *w, uint64_t ip, uint64_t to, bool *ok)
 {
 	uint64_t n = 0;
 
@@ -295,7 +339,7 @@ static uint64_t walk_to(csh cs, cs_insn *in, uint64_t ip, uint64_t to, uint64_t 
 			*ok = true;
 			return n;
 		}
-		walk_build(cs, in, ip, &b);
+		walk_build(w->cs, w->in, ip, &b);
 		if (!b.ninsn)
 			return n;
 		if (to >= b.ip && to <= b.last) {
@@ -304,7 +348,7 @@ static uint64_t walk_to(csh cs, cs_insn *in, uint64_t ip, uint64_t to, uint64_t 
 				size_t avail;
 				const uint8_t *m = walk_mem(a, &avail);
 
-				if (!m || !cs_disasm_iter(cs, &m, &avail, &a, in))
+				if (!m || !cs_disasm_iter(w->cs, &m, &avail, &a, w->in))
 					return n;
 				n++;
 			}
@@ -313,7 +357,7 @@ static uint64_t walk_to(csh cs, cs_insn *in, uint64_t ip, uint64_t to, uint64_t 
 		}
 		n += b.ninsn;
 		if (b.kind == WK_CALL)
-			stack[(*sp)++ % WSTACK] = b.last + b.len;
+			walk_call(w, b.last, b.len, b.target);
 		else if (b.kind != WK_JUMP)
 			return n;
 		ip = b.target;
@@ -321,66 +365,112 @@ static uint64_t walk_to(csh cs, cs_insn *in, uint64_t ip, uint64_t to, uint64_t 
 	return n;
 }
 
-/* The next IP after block @b, from the trace where it must; < 0: an error. */
-static int walk_branch(struct pt_query_decoder *q, const struct wblk *b, uint64_t *stack,
-		       unsigned *sp, uint64_t *ip, bool *enabled)
+/*
+ * The next IP after block @b, from the trace where it must; < 0: an error.
+ * A return takes a TNT bit when there is one (a compressed return: 1 pops
+ * the return stack, 0 is an error), else a TIP, as libipt decides.
+ */
+static int walk_branch(struct walk *w, const struct wblk *b, uint64_t *ip, bool *enabled)
 {
 	int taken, st = 0;
 
 	switch (b->kind) {
 	case WK_COND:
-		st = pt_qry_cond_branch(q, &taken);
+		st = pt_qry_cond_branch(w->q, &taken);
+		if (st >= 0)
+			walk_tick(w, b->last);
 		*ip = taken ? b->target : b->last + b->len;
 		return st;
 	case WK_CALL:
-		stack[(*sp)++ % WSTACK] = b->last + b->len;
+		walk_call(w, b->last, b->len, b->target);
 		*ip = b->target;
 		return 0;
 	case WK_JUMP:
 		*ip = b->target;
 		return 0;
 	case WK_RETURN:
-		if (*sp) {
-			st = pt_qry_cond_branch(q, &taken);
-			if (st >= 0) {
-				*ip = stack[--(*sp) % WSTACK];
-				return taken ? st : -pte_bad_retcomp;
-			}
-			if (st != -pte_bad_query)
-				return st;
+		st = pt_qry_cond_branch(w->q, &taken);
+		if (st >= 0) {
+			walk_tick(w, b->last);
+			if (!taken)
+				return -pte_bad_retcomp;
+			if (!w->depth)
+				return -pte_retstack_empty;
+			w->top = (w->top + WSTACK - 1) % WSTACK;
+			w->depth--;
+			*ip = w->ret[w->top];
+			return st;
 		}
+		if (st != -pte_bad_query)
+			return st;
 		break; /* not compressed: the target is in a TIP */
 	case WK_ICALL:
-		stack[(*sp)++ % WSTACK] = b->last + b->len;
+		walk_call(w, b->last, b->len, 0);
 		break;
 	default:
 		break;
 	}
-	st = pt_qry_indirect_branch(q, ip);
+	st = pt_qry_indirect_branch(w->q, ip);
 	if (st >= 0 && (st & pts_ip_suppressed))
 		*enabled = false;
+	else if (st >= 0)
+		walk_tick(w, b->last);
+	return st;
+}
+
+/* The pending events, from status @st; returns the last status. */
+static int walk_events(struct walk *w, int st, uint64_t *ip, bool *enabled, uint64_t *insns)
+{
+	bool ok = true;
+
+	while (st >= 0 && (st & pts_event_pending)) {
+		struct pt_event ev;
+
+		st = pt_qry_event(w->q, &ev, sizeof(ev));
+		if (st < 0)
+			break;
+		w->last_tsc = ev.tsc;
+		if (ev.type == ptev_enabled) {
+			*ip = ev.variant.enabled.ip;
+			*enabled = true;
+		} else if (ev.type == ptev_disabled) {
+			/* at the next branch that direct ones do not resolve */
+			if (*enabled)
+				*insns += walk_to(w, *ip, 0, &ok);
+			*enabled = false;
+			ok = true;
+		} else if (ev.type == ptev_async_disabled && *enabled) {
+			*insns += walk_to(w, *ip, ev.variant.async_disabled.at, &ok);
+			*enabled = false;
+		} else if (ev.type == ptev_async_branch && *enabled) {
+			*insns += walk_to(w, *ip, ev.variant.async_branch.from, &ok);
+			*ip = ev.variant.async_branch.to;
+		} else if (ev.type == ptev_overflow) {
+			*ip = ev.variant.overflow.ip;
+			*enabled = true;
+		}
+		if (!ok)
+			return -pte_event_ignored;
+	}
 	return st;
 }
 
 static void walk_qry(const struct pt_config *cfg, size_t len)
 {
 	struct wblk *cache = calloc((size_t)1 << WCACHE_BITS, sizeof(*cache));
-	uint64_t insns = 0, blocks = 0, errors = 0, ip = 0, stack[WSTACK];
-	struct pt_query_decoder *q = pt_qry_alloc_decoder(cfg);
+	uint64_t insns = 0, blocks = 0, errors = 0, ip = 0;
+	struct walk w = { .q = pt_qry_alloc_decoder(cfg) };
 	struct timespec t0;
-	unsigned sp = 0;
-	bool enabled = false, ok;
-	cs_insn *in;
-	csh cs;
+	bool enabled = false;
 	int st;
 
-	if (!cache || !q || cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+	if (!cache || !w.q || cs_open(CS_ARCH_X86, CS_MODE_64, &w.cs) != CS_ERR_OK)
 		die("cannot set the walk up", NULL);
-	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-	in = cs_malloc(cs);
+	cs_option(w.cs, CS_OPT_DETAIL, CS_OPT_ON);
+	w.in = cs_malloc(w.cs);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		st = pt_qry_sync_forward(q, &ip);
+		st = pt_qry_sync_forward(w.q, &ip);
 		if (st == -pte_eos)
 			break;
 		if (st < 0) {
@@ -388,63 +478,33 @@ static void walk_qry(const struct pt_config *cfg, size_t len)
 			continue;
 		}
 		enabled = !(st & pts_ip_suppressed);
-		sp = 0;
+		w.top = w.depth = 0;
+		w.last_tsc = 0;
 		for (;;) {
 			struct wblk *b;
 
-			while (st >= 0 && (st & pts_event_pending)) {
-				struct pt_event ev;
-
-				st = pt_qry_event(q, &ev, sizeof(ev));
-				if (st < 0)
-					break;
-				if (ev.type == ptev_enabled) {
-					ip = ev.variant.enabled.ip;
-					enabled = true;
-				} else if (ev.type == ptev_disabled) {
-					/* at the next branch that direct ones do not resolve */
-					if (enabled)
-						insns += walk_to(cs, in, ip, 0, stack, &sp, &ok);
-					enabled = false;
-				} else if (ev.type == ptev_async_disabled && enabled) {
-					insns += walk_to(cs, in, ip, ev.variant.async_disabled.at,
-							 stack, &sp, &ok);
-					enabled = false;
-					if (!ok)
-						st = -pte_event_ignored;
-				} else if (ev.type == ptev_async_branch && enabled) {
-					insns += walk_to(cs, in, ip, ev.variant.async_branch.from,
-							 stack, &sp, &ok);
-					ip = ev.variant.async_branch.to;
-					if (!ok)
-						st = -pte_event_ignored;
-				} else if (ev.type == ptev_overflow) {
-					ip = ev.variant.overflow.ip;
-					enabled = true;
-					sp = 0;
-				}
-			}
+			st = walk_events(&w, st, &ip, &enabled, &insns);
 			if (st < 0 || (st & pts_eos) || !enabled)
 				break;
 			b = &cache[(ip * 0x9E3779B97F4A7C15ull) >> (64 - WCACHE_BITS)];
 			if (b->ip != ip || !b->ninsn)
-				walk_build(cs, in, ip, b);
+				walk_build(w.cs, w.in, ip, b);
 			if (!b->ninsn) {
 				st = -pte_nomap;
 				break;
 			}
 			insns += b->ninsn;
 			blocks++;
-			st = walk_branch(q, b, stack, &sp, &ip, &enabled);
+			st = walk_branch(&w, b, &ip, &enabled);
 		}
 		if (st >= 0 && (st & pts_eos))
 			break;
 		errors++;
 	}
-	report(&t0, insns, blocks, errors, len, " (query decoder and own walk)");
-	cs_free(in, 1);
-	cs_close(&cs);
-	pt_qry_free_decoder(q);
+	report(&t0, insns, blocks, errors, len, w.ticks, w.tick_sum, " (query decoder and own walk)");
+	cs_free(w.in, 1);
+	cs_close(&w.cs);
+	pt_qry_free_decoder(w.q);
 	free(cache);
 }
 
@@ -505,6 +565,7 @@ int main(int argc, char **argv)
 	struct pt_block_decoder *dec;
 	struct timespec t0;
 	uint64_t insns = 0, blocks = 0, errors = 0, off = 0, last_off = 0, noprog = 0;
+	uint64_t ticks = 0, tick_sum = 0;
 	const char *pt = NULL;
 	size_t len;
 	int st;
@@ -542,6 +603,10 @@ int main(int argc, char **argv)
 				st = pt_blk_event(dec, &ev, sizeof(ev));
 				if (st < 0)
 					break;
+				if (ev.type == ptev_tick) {
+					ticks++;
+					tick_sum = (tick_sum * 1000003) ^ ev.variant.tick.ip ^ (ev.tsc << 1);
+				}
 			}
 			if (st < 0)
 				break;
@@ -568,7 +633,7 @@ int main(int argc, char **argv)
 			break;
 		errors++;
 	}
-	report(&t0, insns, blocks, errors, len, "");
+	report(&t0, insns, blocks, errors, len, ticks, tick_sum, "");
 	pt_blk_free_decoder(dec);
 	pt_image_free(img);
 	pt_iscache_free(iscache);

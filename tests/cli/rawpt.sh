@@ -10,7 +10,8 @@
 # recording's "-- resume trigger" lines and "(paused by X)" notes are left
 # out too (the trace ends and begins themselves remain). Each raw stream is
 # also decoded by bench/ipt_floor twice, by libipt's block decoder and by the
-# prototype decoder core (--walk qry): the same instructions, no errors.
+# prototype decoder core (--walk qry): the same instructions, no errors, and
+# the same tick events (their number, and a checksum of their IPs and times).
 . "$(dirname "$0")/lib.sh"
 B=${B:-build}
 DRV=${DRV:-$B/tests/test_perfexport}
@@ -86,12 +87,13 @@ roundtrip() {
 	fi
 	args=$(cat "$d/raw/${pt%.pt}.ptxed.args")
 	# shellcheck disable=SC2086 # the args file is a word list
-	want=$(cd "$d/raw" && "$FLOOR" --ptdump-config 1 $args | awk '{ print $2, $6 }')
+	want=$(cd "$d/raw" && "$FLOOR" --ptdump-config 1 $args | awk '{ print $2, $6, $14, $15 }')
 	# shellcheck disable=SC2086
-	got=$(cd "$d/raw" && "$FLOOR" --walk qry $args | awk '{ print $2, $6 }')
-	t_match "$name: the block decoder decodes the raw stream ($want: instructions, errors)" \
-		'^[1-9][0-9]* 0$' "$want"
-	t_eq "$name: the prototype walk counts the block decoder's instructions" "$want" "$got"
+	got=$(cd "$d/raw" && "$FLOOR" --walk qry $args | awk '{ print $2, $6, $14, $15 }')
+	t_match "$name: the block decoder decodes the raw stream ($want: instructions, errors, ticks)" \
+		'^[1-9][0-9]* 0 [0-9]+ [0-9a-f]{16}$' "$want"
+	t_eq "$name: the prototype walk gives the block decoder's instructions and tick events" \
+		"$want" "$got"
 }
 
 P=$(cd "$PROGS" && pwd)
