@@ -2244,6 +2244,15 @@ void prec_ipt_par_counts(uint64_t *taken, uint64_t *redone)
 	*redone = __atomic_load_n(&par_redone, __ATOMIC_RELAXED);
 }
 
+/* Counts part of @p as @taken or decoded again: the shards' counts for --merge, else -j's. */
+static void par_count(struct par *p, bool taken)
+{
+	if (p->shards)
+		prec_shards_count(p->shards, taken);
+	else
+		__atomic_fetch_add(taken ? &par_taken : &par_redone, 1, __ATOMIC_RELAXED);
+}
+
 /*
  * Part @pt's events are those of one pass from state p->cur: as decoded,
  * or decoded again (or skipped, after the end of its segment's decode).
@@ -2261,19 +2270,13 @@ static void par_settle(struct ipt *d, struct part *pt)
 	}
 	if (!pt->exact && (pt->err || !pt->warm_ok || !carry_same(cur, &pt->entry) ||
 			   cur->np_total + pt->exit.np_total > d->np_budget)) {
-		if (p->shards)
-			prec_shards_count(p->shards, false);
-		else
-			__atomic_fetch_add(&par_redone, 1, __ATOMIC_RELAXED);
+		par_count(p, false);
 		part_clear(pt);
 		pt->exact = true;
 		pt->entry = *cur;
 		part_run(pt);
 	} else if (!pt->exact) {
-		if (p->shards)
-			prec_shards_count(p->shards, true);
-		else
-			__atomic_fetch_add(&par_taken, 1, __ATOMIC_RELAXED);
+		par_count(p, true);
 		pt->exit.np_total += cur->np_total;
 	}
 	p->cur = pt->exit;
