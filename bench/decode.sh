@@ -33,7 +33,7 @@
 # perf script --call-trace on the same trace exported with --to-perf-data.
 # The qry-walk row decodes the floor's stream with bench/ipt_floor --walk
 # qry: a prototype decoder core, a walk of its own over libipt's query
-# decoder, with a note whether it counts the floor's instructions.
+# decoder, with a note whether it gives the floor's instructions and ticks.
 # The view rows decode with -j1 (one pass, no threads: CPU time against the
 # floor); the parallel rows then decode with -j JOBS and give the speedup,
 # wall time of -j1 over that of -j JOBS from the same run (the machine's
@@ -143,13 +143,14 @@ bench() {
 		row libipt-floor
 		floor_cpu=$cpu
 		# The prototype decoder core (ipt_floor --walk qry): its own walk over
-		# libipt's query decoder; "same count" when its instructions are the floor's.
-		fc=$(cd "$DIR/raw" && "$FLOOR" --ptdump-config 1 $(cat "$args") 2>/dev/null | awk '{ print $2 }')
-		wcount=$(cd "$DIR/raw" && "$FLOOR" --walk qry $(cat "$args") 2>/dev/null | awk '{ print $2 }')
+		# libipt's query decoder; compared with the floor's instructions and
+		# tick events (count and checksum: fields 2, 14 and 15 of the line).
+		fc=$(cd "$DIR/raw" && "$FLOOR" --ptdump-config 1 $(cat "$args") 2>/dev/null | awk '{ print $2, $14, $15 }')
+		wcount=$(cd "$DIR/raw" && "$FLOOR" --walk qry $(cat "$args") 2>/dev/null | awk '{ print $2, $14, $15 }')
 		measure sh -c "cd '$DIR/raw' && exec '$FLOOR' --walk qry \$(cat '$args')"
 		row qry-walk
-		[ -n "$fc" ] && { [ "$fc" = "$wcount" ] && echo "      (same count of instructions as the floor)" ||
-			echo "      (instructions: $wcount, the floor's $fc)"; }
+		[ -n "$fc" ] && { [ "$fc" = "$wcount" ] && echo "      (the floor's instructions and tick events)" ||
+			echo "      (instructions, ticks: $wcount; the floor's: $fc)"; }
 		[ "$(ls "$DIR"/raw/*.ptxed.args | wc -l)" -gt 1 ] &&
 			echo "      (the floor decodes the largest of $(ls "$DIR"/raw/*.ptxed.args | wc -l) streams only)"
 	fi
