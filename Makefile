@@ -84,7 +84,7 @@ IPT_LIBS := -lipt
 ifeq ($(NO_LIBIPT),1)
 IPT_LIBS :=
 CPPFLAGS += -DPREC_NO_LIBIPT
-IPT_DROP := decoders/intel_pt.c
+IPT_DROP := decoders/intel_pt.c decoders/ipt_walk.c
 IPT_TESTS := $(shell grep -l '^\#include <intel-pt.h>' tests/unit/test_*.c)
 else
 IPT_DROP := decoders/intel_pt_none.c

@@ -32,8 +32,10 @@
 # configuration, on the raw export of the same stream and images) and to
 # perf script --call-trace on the same trace exported with --to-perf-data.
 # The qry-walk row decodes the floor's stream with bench/ipt_floor --walk
-# qry: a prototype decoder core, a walk of its own over libipt's query
-# decoder, with a note whether it gives the floor's instructions and ticks.
+# qry: the walk of ptdump's default core (a walk of its own over libipt's
+# query decoder) in its bare form, with a note whether it gives the floor's
+# instructions and ticks. The libipt-core rows decode with --core libipt
+# (ptdump's views over libipt's block decoder).
 # The view rows decode with -j1 (one pass, no threads: CPU time against the
 # floor); the parallel rows then decode with -j JOBS and give the speedup,
 # wall time of -j1 over that of -j JOBS from the same run (the machine's
@@ -163,6 +165,11 @@ bench() {
 		measure "$PTDUMP" -j1 "$v" "$data"
 		row "ptdump $v"
 	done
+	# The same with libipt's block decoder as ptdump's core (--core libipt).
+	for v in --stats --call-trace; do
+		measure "$PTDUMP" -j1 --core libipt "$v" "$data"
+		row "libipt-core $v"
+	done
 	# Parallel decoding: -j JOBS against -j1, wall time, same output.
 	for v in $PAR_VIEWS; do
 		local w1 c1 ok
@@ -209,5 +216,6 @@ echo "decoder alone on the same stream and images configured as ptdump's (blocks
 echo "at calls and jumps, tick events), no events or output. perf/this: CPU time of"
 echo "perf script --call-trace (perf's own Intel PT decoder) on the same trace"
 echo "exported with ptdump --to-perf-data, over this view's. qry-walk: the floor's"
-echo "stream walked by a prototype decoder core (ipt_floor --walk qry: libipt's query"
-echo "decoder and a block cache of its own), not yet used by ptdump."
+echo "stream walked as ptdump's default core walks it, bare (ipt_floor --walk qry:"
+echo "libipt's query decoder and a block cache of its own). libipt-core: ptdump with"
+echo "--core libipt (libipt's block decoder under the same views)."

@@ -98,6 +98,8 @@ static void usage(FILE *f)
 "      --buildid-dir DIR   perf's build-id cache for perf.data input (default ~/.debug)\n"
 "      --buffer SIZE       trace bytes each stream holds in memory while it is decoded\n"
 "                          (default 2M; 0: whole streams)\n"
+"      --core walk|libipt  Intel PT decoder core: ptdump's walk over libipt's\n"
+"                          query decoder (default), or libipt's block decoder\n"
 "  -j, --jobs N            decode with N threads (default: the online CPUs; 1: one\n"
 "                          pass, no threads); the output is the same\n"
 "      --shard K/N         decode the K-th of N slices of the trace (1 <= K <= N) into\n"
@@ -682,7 +684,7 @@ enum {
 	O_SYMFS, O_SNAPSHOT, O_PT, O_ELF, O_IMAGE, O_MTC, O_NOM, O_C15A, O_C15B, O_TOPERF,
 	O_TORAW, O_BUILDID, O_FORMAT, O_SORT, O_BYTHREAD, O_WEIGHT, O_MAXEV, O_FAIL, O_HIDE,
 	O_NOPLT, O_DURATIONS, O_SNAPIDX, O_MAXDEPTH, O_BUFFER, O_PROGRESS, O_NOPROGRESS,
-	O_FOLLOW, O_JOBS, O_SHARD, O_MERGE,
+	O_FOLLOW, O_JOBS, O_SHARD, O_MERGE, O_CORE,
 };
 
 static const struct option opts[] = {
@@ -709,6 +711,7 @@ static const struct option opts[] = {
 	{ "fail-above", required_argument, NULL, O_FAIL },
 	{ "hide-dso", required_argument, NULL, O_HIDE },
 	{ "no-plt", no_argument, NULL, O_NOPLT },
+	{ "core", required_argument, NULL, O_CORE },
 	{ "durations", no_argument, NULL, O_DURATIONS },
 	{ "max-depth", required_argument, NULL, O_MAXDEPTH },
 	{ "snapshot-index", required_argument, NULL, O_SNAPIDX },
@@ -1024,6 +1027,11 @@ static int parse_opt(int c, const char *opt, const char *arg, struct args *a)
 		return parse_shard(arg, a);
 	case O_MERGE:
 		a->merge = true;
+		return 0;
+	case O_CORE:
+		if (strcmp(arg, "walk") && strcmp(arg, "libipt"))
+			return cli_usage_error(NULL, "--core takes walk or libipt; got '%s'", arg);
+		a->oo.libipt_core = !strcmp(arg, "libipt");
 		return 0;
 	case 'o':
 		a->out = arg;

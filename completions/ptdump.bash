@@ -60,6 +60,7 @@ _ptdump()
 	--sort) COMPREPLY=($(compgen -W "insns self calls time self-time name" -- "$cur")); return ;;
 	--weight) COMPREPLY=($(compgen -W "insns time calls" -- "$cur")); return ;;
 	--buffer) COMPREPLY=($(compgen -W "0 512K 2M 16M" -- "$cur")); return ;;
+	--core) COMPREPLY=($(compgen -W "walk libipt" -- "$cur")); return ;;
 	-j|--jobs) COMPREPLY=($(compgen -W "1 2 4 $(nproc 2>/dev/null)" -- "$cur")); return ;;
 	--shard) COMPREPLY=($(compgen -W "1/2 2/2 1/4 2/4 3/4 4/4" -- "$cur")); return ;;
 	--report)
@@ -67,7 +68,7 @@ _ptdump()
 		if [[ -n $eq ]]; then COMPREPLY=($(compgen -W "caller callee" -- "$cur")); return; fi ;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "--call-trace --call-ret-trace --insn-trace --branches --events --stats --info --sideband --ranges --packets --report --report=caller --report=callee --windows --diff --folded --perfetto --format --sort --by-thread --weight --max-events --fail-above --hide-dso --no-plt --durations --max-depth --pid --tid --cpu --time --symbol --snapshot-index --srcline --symfs --buildid-dir --buffer -j --jobs --shard -o --output --merge --progress --no-progress --follow -i --input --snapshot --pt --elf --image --mtc-freq --nom-freq --cpuid-0x15.eax --cpuid-0x15.ebx --to-perf-data --to-raw -q --quiet -V --version -h --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--call-trace --call-ret-trace --insn-trace --branches --events --stats --info --sideband --ranges --packets --report --report=caller --report=callee --windows --diff --folded --perfetto --format --sort --by-thread --weight --max-events --fail-above --hide-dso --no-plt --durations --max-depth --pid --tid --cpu --time --symbol --snapshot-index --srcline --symfs --buildid-dir --buffer --core -j --jobs --shard -o --output --merge --progress --no-progress --follow -i --input --snapshot --pt --elf --image --mtc-freq --nom-freq --cpuid-0x15.eax --cpuid-0x15.ebx --to-perf-data --to-raw -q --quiet -V --version -h --help" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi

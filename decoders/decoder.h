@@ -222,6 +222,12 @@ struct prec_decoder_opts {
 	 * Intel PT only, without jobs, shards or counts.
 	 */
 	const struct prec_resume *resume;
+	/*
+	 * ptdump --core libipt: Intel PT decoded with libipt's block decoder
+	 * instead of ptdump's walk over its query decoder
+	 * (decoders/ipt_walk.h); the same events but for where blocks end.
+	 */
+	bool libipt_core;
 };
 
 #define PREC_DECODE_WINDOW ((size_t)2 << 20)

@@ -21,6 +21,7 @@
 #include "base/array.h"
 #include "decoders/decoder.h"
 #include "decoders/evqueue.h"
+#include "decoders/ipt_walk.h"
 #include "decoders/jobs.h"
 #include "decoders/shard.h"
 #include "decoders/x86_branch.h"
@@ -91,7 +92,14 @@ struct ipt {
 	struct prec_decoder_opts opts;
 	struct prec_images *im;
 	struct pt_config cfg;
+	/*
+	 * The decoder core: the walk (walk), or libipt's block decoder (dec,
+	 * opts.libipt_core); use_walk says which, the dec_*() calls below
+	 * take the one in use.
+	 */
 	struct pt_block_decoder *dec;
+	struct prec_walk *walk;
+	bool use_walk;
 	enum st state;
 	size_t seg;               /* index of the next segment to start */
 	size_t seg_start;         /* data position of the current segment */
@@ -169,6 +177,56 @@ struct sub_image {
 	struct pt_image *img;
 };
 
+/* ---- the decoder core: the walk or libipt's block decoder, same calls ---- */
+
+static inline bool dec_open(const struct ipt *d)
+{
+	return d->use_walk ? d->walk != NULL : d->dec != NULL;
+}
+
+static inline int dec_offset(const struct ipt *d, uint64_t *off)
+{
+	return d->use_walk ? prec_walk_get_offset(d->walk, off) : pt_blk_get_offset(d->dec, off);
+}
+
+static int dec_sync_offset(const struct ipt *d, uint64_t *off)
+{
+	return d->use_walk ? prec_walk_get_sync_offset(d->walk, off) :
+			     pt_blk_get_sync_offset(d->dec, off);
+}
+
+static int dec_sync_set(struct ipt *d, uint64_t off)
+{
+	return d->use_walk ? prec_walk_sync_set(d->walk, off) : pt_blk_sync_set(d->dec, off);
+}
+
+static int dec_sync_forward(struct ipt *d)
+{
+	return d->use_walk ? prec_walk_sync_forward(d->walk) : pt_blk_sync_forward(d->dec);
+}
+
+static inline int dec_next(struct ipt *d, struct pt_block *b)
+{
+	return d->use_walk ? prec_walk_next(d->walk, b) : pt_blk_next(d->dec, b, sizeof(*b));
+}
+
+static int dec_event(struct ipt *d, struct pt_event *ev)
+{
+	return d->use_walk ? prec_walk_event(d->walk, ev) : pt_blk_event(d->dec, ev, sizeof(*ev));
+}
+
+/* Frees the core (the walk is kept for the next window, its code cache warm, unless @all). */
+static void dec_close(struct ipt *d, bool all)
+{
+	if (d->dec)
+		pt_blk_free_decoder(d->dec);
+	d->dec = NULL;
+	if (all) {
+		prec_walk_free(d->walk);
+		d->walk = NULL;
+	}
+}
+
 /* Guards the lazily built images of the session's address spaces. */
 static pthread_mutex_t image_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -234,10 +292,10 @@ static void head(struct ipt *d, struct prec_tev *e, enum prec_tev_type type, uin
 	e->cpu = d->cpu;
 	e->pid = d->pid;
 	e->tid = d->tid;
-	if (d->dec) {
+	if (dec_open(d)) {
 		uint64_t off = 0;
 
-		pt_blk_get_offset(d->dec, &off);
+		dec_offset(d, &off);
 		e->offset = stream_off(d, off);
 	}
 }
@@ -303,7 +361,7 @@ static uint64_t ovf_offset(struct ipt *d, uint64_t cur)
 
 	if (!pk)
 		return cur;
-	if (pt_blk_get_sync_offset(d->dec, &sync) >= 0 && pt_pkt_sync_set(pk, sync) >= 0) {
+	if (dec_sync_offset(d, &sync) >= 0 && pt_pkt_sync_set(pk, sync) >= 0) {
 		while (pt_pkt_get_offset(pk, &off) >= 0 && off < cur &&
 		       pt_pkt_next(pk, &p, sizeof(p)) >= 0)
 			if (p.type == ppt_ovf)
@@ -346,7 +404,7 @@ static uint64_t ovf_resync(struct ipt *d, uint64_t ovf)
 	pt_pkt_free_decoder(pk);
 	if (!ip)
 		return 0;
-	r = pt_blk_sync_set(d->dec, at);
+	r = dec_sync_set(d, at);
 	if (r < 0)
 		return 0;
 	d->status = r;
@@ -418,11 +476,16 @@ static void update_context_slow(struct ipt *d, bool force)
 		until = prec_aspace_end(as);
 	d->ctx_until = until;
 	if (as != d->as) {
-		struct pt_image *img = ipt_image(d, as);
-
 		d->as = as;
-		if (img && d->dec)
-			pt_blk_set_image(d->dec, img);
+		if (d->use_walk) {
+			if (d->walk)
+				prec_walk_set_aspace(d->walk, as);
+		} else {
+			struct pt_image *img = ipt_image(d, as);
+
+			if (img && d->dec)
+				pt_blk_set_image(d->dec, img);
+		}
 	}
 	if (!force && d->tid != old_tid && old_tid >= 0) {
 		struct prec_tev *e = push(d, PREC_TEV_SWITCH);
@@ -904,10 +967,7 @@ static int start_window(struct ipt *d, size_t from)
 	struct pt_image *img;
 	int err;
 
-	if (d->dec) {
-		pt_blk_free_decoder(d->dec);
-		d->dec = NULL;
-	}
+	dec_close(d, false);
 	d->splice_sync = d->next_splice && from == d->win_next;
 	err = window_cut(d, from, &end, &next);
 	if (!err && d->windowed)
@@ -921,6 +981,17 @@ static int start_window(struct ipt *d, size_t from)
 	d->win_next = next;
 	d->cfg.begin = (uint8_t *)p;
 	d->cfg.end = (uint8_t *)p + (end - from);
+	if (d->use_walk) {
+		if (!d->walk)
+			d->walk = prec_walk_alloc(&d->cfg);
+		else if (prec_walk_retarget(d->walk, &d->cfg) < 0)
+			dec_close(d, true);
+		if (!d->walk)
+			return -ENOMEM;
+		prec_walk_set_aspace(d->walk, d->as);
+		d->state = S_SYNC;
+		return 0;
+	}
 	d->dec = pt_blk_alloc_decoder(&d->cfg);
 	if (!d->dec)
 		return -ENOMEM;
@@ -960,10 +1031,7 @@ static int start_segment(struct ipt *d)
 	size_t lo, hi, first;
 	int err = 0;
 
-	if (d->dec) {
-		pt_blk_free_decoder(d->dec);
-		d->dec = NULL;
-	}
+	dec_close(d, false);
 	for (;;) {
 		if (d->seg >= nr_segments(d->st)) {
 			d->state = S_DONE;
@@ -1011,7 +1079,7 @@ static bool has_psb(const uint8_t *b, const uint8_t *e)
 
 static void do_sync(struct ipt *d)
 {
-	int r = pt_blk_sync_forward(d->dec);
+	int r = dec_sync_forward(d);
 	uint64_t off = 0;
 
 	/* The first sync of a window that carries the decode on keeps the branch. */
@@ -1032,7 +1100,7 @@ static void do_sync(struct ipt *d)
 		return;
 	}
 	/* A broken PSB+: report it and look for the next PSB, making progress. */
-	pt_blk_get_offset(d->dec, &off);
+	dec_offset(d, &off);
 	off += d->win_lo;
 	push_error(d, r, 0);
 	if (d->fail_count && off <= d->fail_off)
@@ -1217,7 +1285,7 @@ static void handle_event(struct ipt *d, const struct pt_event *ev)
 		d->pend = false;
 		e = push(d, PREC_TEV_OVERFLOW);
 		e->u.trace.ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
-		pt_blk_get_offset(d->dec, &cur);
+		dec_offset(d, &cur);
 		cur = ovf_offset(d, cur);
 		e->offset = stream_off(d, cur);
 		if (ev->ip_suppressed)
@@ -1340,7 +1408,7 @@ static inline __attribute__((always_inline)) void check_progress(struct ipt *d,
 {
 	uint64_t off = 0;
 
-	pt_blk_get_offset(d->dec, &off);
+	dec_offset(d, &off);
 	off += d->win_lo;
 	if (off != d->last_off || (!b->truncated && (b->iclass == ptic_cond_jump ||
 						     b->iclass == ptic_return))) {
@@ -1364,7 +1432,7 @@ static void resolve_final(struct ipt *d)
 	int r;
 
 	memset(&b, 0, sizeof(b));
-	r = pt_blk_next(d->dec, &b, sizeof(b));
+	r = dec_next(d, &b);
 	if (b.ninsn || (r < 0 && pt_errcode(r) == pte_nomap && b.ip))
 		resolve_pending(d, b.ip);
 }
@@ -1392,7 +1460,7 @@ static void count_run(struct ipt *d)
 
 	for (unsigned n = 0; n < COUNT_RUN_BLOCKS; n++) {
 		memset(&b, 0, sizeof(b));
-		r = pt_blk_next(d->dec, &b, sizeof(b));
+		r = dec_next(d, &b);
 		if (b.ninsn) {
 			if (d->pend) {
 				d->pend = false;
@@ -1463,7 +1531,7 @@ static int step(struct ipt *d)
 		break;
 	}
 	if (d->status & pts_event_pending) {
-		r = pt_blk_event(d->dec, &ev, sizeof(ev));
+		r = dec_event(d, &ev);
 		if (r < 0) {
 			on_error(d, r, 0);
 			return 0;
@@ -1495,7 +1563,7 @@ static int step(struct ipt *d)
 
 		update_context(d, false);
 		memset(&b, 0, sizeof(b));
-		r = pt_blk_next(d->dec, &b, sizeof(b));
+		r = dec_next(d, &b);
 		/* Blocks decoded before an error are still valid. */
 		if (b.ninsn)
 			handle_block(d, &b);
@@ -1978,10 +2046,12 @@ struct warm {
 	struct pt_image_section_cache *isc;
 	struct sub_image *imgs;
 	size_t nr_imgs;
+	struct prec_walk *walk;
 };
 
 static void warm_free(struct warm *w)
 {
+	prec_walk_free(w->walk);
 	for (size_t i = 0; i < w->nr_imgs; i++)
 		pt_image_free(w->imgs[i].img);
 	free(w->imgs);
@@ -2003,10 +2073,13 @@ static void warm_take(struct par *p, struct ipt *sub)
 		w = p->pool[--p->npool];
 	pthread_mutex_unlock(&p->ic_mu);
 	if (!w) {
-		sub->isc = prec_iscache_new();
+		if (!sub->use_walk)
+			sub->isc = prec_iscache_new();
 		return;
 	}
 	free(sub->ic);
+	prec_walk_free(sub->walk);
+	sub->walk = w->walk;
 	sub->ic = w->ic, sub->ic_bits = w->ic_bits;
 	sub->isc = w->isc;
 	sub->imgs = w->imgs, sub->nr_imgs = w->nr_imgs;
@@ -2018,14 +2091,15 @@ static void warm_give(struct par *p, struct ipt *sub)
 {
 	struct warm *w;
 
-	if (!p || !sub->isc || !(w = malloc(sizeof(*w))))
+	if (!p || (!sub->isc && !sub->walk) || !(w = malloc(sizeof(*w))))
 		return;
-	*w = (struct warm){ sub->ic, sub->ic_bits, sub->isc, sub->imgs, sub->nr_imgs };
+	*w = (struct warm){ sub->ic, sub->ic_bits, sub->isc, sub->imgs, sub->nr_imgs, sub->walk };
 	pthread_mutex_lock(&p->ic_mu);
 	if (p->npool < PAR_MAX) {
 		p->pool[p->npool++] = w;
 		w = NULL;
 		sub->ic = NULL, sub->isc = NULL, sub->imgs = NULL, sub->nr_imgs = 0;
+		sub->walk = NULL;
 	}
 	pthread_mutex_unlock(&p->ic_mu);
 	free(w);
@@ -2465,8 +2539,7 @@ static void ipt_close(void *priv)
 	if (!d)
 		return;
 	par_free(d);
-	if (d->dec)
-		pt_blk_free_decoder(d->dec);
+	dec_close(d, true);
 	if (d->cs_ok)
 		cs_close(&d->cs);
 	for (size_t i = 0; i < d->nr_imgs; i++)
@@ -2530,6 +2603,7 @@ static struct ipt *ipt_alloc(struct prec_session *s, const struct prec_stream *s
 	 * update at the place in the flow where it belongs.
 	 */
 	d->cfg.flags.variant.block.enable_tick_events = 1;
+	d->use_walk = !d->opts.libipt_core;
 	d->cs_ok = cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) == CS_ERR_OK;
 	if (d->cs_ok)
 		cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);

@@ -1968,10 +1968,12 @@ static void decoder_opts(const struct prec_fmt_ctx *f, const struct prec_output_
 	memset(dopts, 0, sizeof(*dopts));
 	dopts->window = o->window;
 	/*
-	 * --events prints blocks, and where libipt ends a block depends on its
-	 * block cache, which decoding in parts warms in another order: one pass.
+	 * --events prints blocks, and where libipt's block decoder ends a block
+	 * depends on its block cache, which decoding in parts warms in another
+	 * order: one pass with that core. The walk's blocks are the same in parts.
 	 */
-	dopts->jobs = o->fmt == PREC_FMT_EVENTS ? 1 : o->jobs;
+	dopts->libipt_core = o->libipt_core;
+	dopts->jobs = o->fmt == PREC_FMT_EVENTS && o->libipt_core ? 1 : o->jobs;
 	dopts->shards = o->shards;
 	dopts->no_blocks = o->fmt == PREC_FMT_CALL_TRACE || o->fmt == PREC_FMT_CALL_RET_TRACE ||
 			   o->fmt == PREC_FMT_BRANCHES;
@@ -2066,12 +2068,13 @@ static int follow_open(struct prec_session *s, const struct prec_decoder_ops *op
 	if (!x)
 		return -ENOMEM;
 	/*
-	 * Blocks end where libipt's block cache (the session's, cold in each
-	 * round) says, so a resumed decode may cut them otherwise, and the
-	 * events counted would not be the same: views with blocks (--events,
-	 * --insn-trace) decode from the beginning.
+	 * With libipt's block decoder, blocks end where its block cache (the
+	 * session's, cold in each round) says, so a resumed decode may cut
+	 * them otherwise, and the events counted would not be the same: views
+	 * with blocks (--events, --insn-trace) decode from the beginning. The
+	 * walk's blocks end at branches and events only.
 	 */
-	dopts->resume = x->rp.set && dopts->no_blocks ? &x->rp : NULL;
+	dopts->resume = x->rp.set && (dopts->no_blocks || !dopts->libipt_core) ? &x->rp : NULL;
 	err = prec_decoder_open(ops, s, st, dopts, &h->d);
 	if (err == -ESTALE) { /* the place does not fit the stream: from its beginning */
 		x->rp.set = false;

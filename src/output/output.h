@@ -120,6 +120,7 @@ struct prec_output_opts {
 	int jobs;                 /* workers decoding parts of each stream at once
 				     (prec_decoder_opts.jobs); 0 or 1: none */
 	struct prec_shards *shards; /* ptdump --merge (prec_decoder_opts.shards) */
+	bool libipt_core;         /* ptdump --core libipt (prec_decoder_opts.libipt_core) */
 	/*
 	 * Called now and then while streams are decoded (every 64Ki events),
 	 * with the stream bytes decoded so far and in all (lost bytes count

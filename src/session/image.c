@@ -80,6 +80,13 @@ struct prec_images {
 	char memfd_path[64];
 	uint64_t *img_off;        /* memfd offset of each session image */
 	uint64_t *ktext_off;      /* memfd offset of each kernel text range */
+	/*
+	 * The memfd is written when the first libipt image is built (only
+	 * libipt's block decoder reads code from files): memfd_err says how
+	 * that went, memfd_done that it was tried.
+	 */
+	bool memfd_done;
+	int memfd_err;
 	struct pt_image_section_cache *isc;
 };
 
@@ -712,6 +719,8 @@ out:
 	return err;
 }
 
+#ifndef PREC_NO_LIBIPT
+/* The session's images and kernel text in a memfd, for libipt's sections to map. */
 static int write_memfd(struct prec_images *im)
 {
 	size_t i, ni = prec_session_nr_images(im->s), nk = prec_session_nr_kernel_text(im->s);
@@ -751,6 +760,7 @@ static int write_memfd(struct prec_images *im)
 	snprintf(im->memfd_path, sizeof(im->memfd_path), "/proc/self/fd/%d", im->memfd);
 	return 0;
 }
+#endif
 
 int prec_images_new(struct prec_session *s, struct prec_images **out)
 {
@@ -779,8 +789,6 @@ int prec_images_new(struct prec_session *s, struct prec_images **out)
 	if (im->nr_procs > 1)
 		qsort(im->procs, im->nr_procs, sizeof(*im->procs), proc_cmp);
 	err = build_exec_spaces(im);
-	if (!err)
-		err = write_memfd(im);
 	if (!err)
 		err = resolve_traced(im);
 	if (err)
@@ -1138,10 +1146,21 @@ static int add_map_sections(struct prec_images *im, struct pt_image_section_cach
 /* A new libipt image of @as with its sections in @isc. */
 static struct pt_image *build_image(struct prec_aspace *as, struct pt_image_section_cache *isc)
 {
+	static pthread_mutex_t memfd_mu = PTHREAD_MUTEX_INITIALIZER;
 	struct prec_images *im = as->im;
 	size_t i, nk = prec_session_nr_kernel_text(im->s);
 	struct pt_image *img;
 	char name[32];
+	int err;
+
+	pthread_mutex_lock(&memfd_mu);
+	if (!im->memfd_done)
+		im->memfd_err = write_memfd(im);
+	im->memfd_done = true;
+	err = im->memfd_err;
+	pthread_mutex_unlock(&memfd_mu);
+	if (err)
+		return NULL;
 
 	snprintf(name, sizeof(name), "pid %d", as->pid);
 	img = pt_image_alloc(name);

@@ -5,8 +5,8 @@
 # small as --buffer 4K makes them (16 KiB of trace: many parts, each cut
 # at a PSB) and with the default parts, on ptrec files and on the same
 # trace exported as perf.data (streams in memory). -j4 does start worker
-# threads, and -j1 none. (--events decodes in one pass whatever -j says:
-# the blocks it prints end where libipt's block cache ends them.)
+# threads, and -j1 none. (With --core libipt, --events decodes in one pass
+# whatever -j says: the blocks it prints end where libipt's block cache ends them.)
 . "$(dirname "$0")/src/paths.sh"
 model_suite parallel "$PROGS/loop" || { t_done; exit; }
 
@@ -70,6 +70,19 @@ print(n["branch"], n["call"], n["return"], n["syscall"])')"
 	t_eq "$f: --stats totals = the instructions of --insn-trace, the branches of --branches" "$want" \
 		"$("$PTDUMP" -j1 --stats "$f.data" 2>/dev/null | awk '$1 == "instructions:" { i = $2 } $1 == "branches:" { b = $2 }
 			$1 == "calls:" { c = $2 } $1 == "returns:" { r = $2 } $1 == "syscalls:" { s = $2 } END { print i, b, c, r, s }')"
+done
+
+# With libipt's block decoder as the core (--core libipt), too.
+for f in loopret damaged; do
+	for v in --call-trace --stats --insn-trace; do
+		a=$("$PTDUMP" --core libipt -j1 $v --buffer 4K $f.data 2>j1.err | cksum)
+		b=$("$PTDUMP" --core libipt -j4 $v --buffer 4K $f.data 2>j4.err | cksum)
+		if [ "$a" = "$b" ] && cmp -s j1.err j4.err; then
+			t_pass "$f $v --core libipt: -j4 = -j1 (${a#* } bytes)"
+		else
+			t_fail "$f $v --core libipt: -j4 = -j1" "$a / $b"
+		fi
+	done
 done
 
 # The files above are big enough to be cut: loop's stream spans many parts.
