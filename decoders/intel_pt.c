@@ -100,6 +100,7 @@ struct ipt {
 	struct pt_block_decoder *dec;
 	struct prec_walk *walk;
 	bool use_walk;
+	bool skip_cond;           /* opts.branch_kinds leaves conditional branches out */
 	enum st state;
 	size_t seg;               /* index of the next segment to start */
 	size_t seg_start;         /* data position of the current segment */
@@ -1329,7 +1330,11 @@ static void handle_block(struct ipt *d, const struct pt_block *b)
 	struct prec_tev *e;
 
 	flush_abort(d, 0);
-	resolve_pending(d, b->ip);
+	/* resolve_pending() of a conditional branch the view does not want, inline. */
+	if (d->pend && d->pend_class == ptic_cond_jump && d->skip_cond)
+		d->pend = false;
+	else
+		resolve_pending(d, b->ip);
 	if (d->opts.counts) {
 		struct prec_tev_counts *c = count_at(d, d->have_time ? d->time : 0,
 							  d->have_time ? d->tsc : 0);
@@ -1458,8 +1463,11 @@ static void count_run(struct ipt *d)
 	struct pt_block b;
 	int r;
 
+	if (d->use_walk)
+		memset(&b, 0, sizeof(b)); /* once: the walk sets what is read */
 	for (unsigned n = 0; n < COUNT_RUN_BLOCKS; n++) {
-		memset(&b, 0, sizeof(b));
+		if (!d->use_walk)
+			memset(&b, 0, sizeof(b));
 		r = dec_next(d, &b);
 		if (b.ninsn) {
 			if (d->pend) {
@@ -1562,7 +1570,8 @@ static int step(struct ipt *d)
 		uint64_t pushed = d->pushed;
 
 		update_context(d, false);
-		memset(&b, 0, sizeof(b));
+		if (!d->use_walk || !n)
+			memset(&b, 0, sizeof(b)); /* the walk sets what is read */
 		r = dec_next(d, &b);
 		/* Blocks decoded before an error are still valid. */
 		if (b.ninsn)
@@ -2604,6 +2613,7 @@ static struct ipt *ipt_alloc(struct prec_session *s, const struct prec_stream *s
 	 */
 	d->cfg.flags.variant.block.enable_tick_events = 1;
 	d->use_walk = !d->opts.libipt_core;
+	d->skip_cond = d->opts.branch_kinds && !(d->opts.branch_kinds & 1u << PREC_BR_COND);
 	d->cs_ok = cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) == CS_ERR_OK;
 	if (d->cs_ok)
 		cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);

@@ -70,6 +70,7 @@ struct wblk {
 enum bind { B_NOW, B_BEFORE, B_DISABLED, B_PIP, B_VMCS, B_PTW, B_REACH };
 
 struct prec_walk {
+	struct prec_walk_pub pub;  /* first: read through ipt_walk.h */
 	struct pt_query_decoder *q;
 	struct prec_aspace *as;
 	csh cs[3];                 /* 16-, 32-, 64-bit */
@@ -314,12 +315,9 @@ static void build(struct prec_walk *w, struct wblk *e, uint64_t ip)
 	}
 }
 
-static const struct wblk *lookup(struct prec_walk *w, uint64_t ip)
+/* lookup() when the cache does not hold the block at @ip (in slot @e): built. */
+static const struct wblk *lookup_miss(struct prec_walk *w, uint64_t ip, struct wblk *e)
 {
-	struct wblk *e = &w->cache[slot(w, ip)];
-
-	if (e->ip == ip && e->tag == w->tag && e->mode == (uint8_t)w->mode)
-		return e;
 	if (w->bits < CACHE_BITS && ++w->misses > (size_t)1 << w->bits) {
 		struct wblk *c = calloc((size_t)1 << (w->bits + 2), sizeof(*c));
 
@@ -335,6 +333,15 @@ static const struct wblk *lookup(struct prec_walk *w, uint64_t ip)
 	return e;
 }
 
+static inline const struct wblk *lookup(struct prec_walk *w, uint64_t ip)
+{
+	struct wblk *e = &w->cache[slot(w, ip)];
+
+	if (__builtin_expect(e->ip == ip && e->tag == w->tag && e->mode == (uint8_t)w->mode, 1))
+		return e;
+	return lookup_miss(w, ip, e);
+}
+
 /* ---- trace ---- */
 
 static void push_ret(struct prec_walk *w, uint64_t ra)
@@ -345,23 +352,25 @@ static void push_ret(struct prec_walk *w, uint64_t ra)
 		w->depth++;
 }
 
+/* After each query: where the query decoder is (asked once, read often). */
+static inline int moved(struct prec_walk *w, int st)
+{
+	w->pub.off_err = pt_qry_get_offset(w->q, &w->pub.off);
+	return st;
+}
+
 /*
  * After a TNT bit or TIP for the branch at @ip: a tick event when the time
  * differs from the last event's (pt_blk_tick). The time moves only with the
  * packets read, so it is looked at only when the query offset moved.
  */
-static void tick(struct prec_walk *w, uint64_t ip)
+static void tick_slow(struct prec_walk *w, uint64_t ip)
 {
-	uint64_t off = 0, tsc = 0;
+	uint64_t tsc = 0;
 	uint32_t lost_mtc = 0, lost_cyc = 0;
 	int r;
 
-	if (w->held)
-		return;
-	pt_qry_get_offset(w->q, &off);
-	if (off == w->tick_off)
-		return;
-	w->tick_off = off;
+	w->tick_off = w->pub.off;
 	r = pt_qry_time(w->q, &tsc, &lost_mtc, &lost_cyc);
 	if ((r < 0 && r != -pte_no_time) || tsc == w->last_tsc)
 		return;
@@ -374,6 +383,13 @@ static void tick(struct prec_walk *w, uint64_t ip)
 	w->ev.has_tsc = r >= 0;
 	w->last_tsc = tsc;
 	w->held = w->ready = true;
+}
+
+/* tick_slow() when the query decoder moved and no event is in process: inline. */
+static inline void tick(struct prec_walk *w, uint64_t ip)
+{
+	if (!w->held && w->pub.off != w->tick_off)
+		tick_slow(w, ip);
 }
 
 /*
@@ -401,7 +417,7 @@ static int resolve(struct prec_walk *w, uint8_t cls, bool direct, uint64_t at, u
 		}
 		break;
 	case ptic_cond_jump:
-		st = pt_qry_cond_branch(w->q, &taken);
+		st = moved(w, pt_qry_cond_branch(w->q, &taken));
 		if (st < 0) {
 			w->ip = at;
 			return st;
@@ -411,7 +427,7 @@ static int resolve(struct prec_walk *w, uint8_t cls, bool direct, uint64_t at, u
 		w->ip = taken ? target : at + len;
 		return 0;
 	case ptic_return:
-		st = pt_qry_cond_branch(w->q, &taken);
+		st = moved(w, pt_qry_cond_branch(w->q, &taken));
 		if (st >= 0) {
 			w->status = st;
 			tick(w, at);
@@ -433,7 +449,7 @@ static int resolve(struct prec_walk *w, uint8_t cls, bool direct, uint64_t at, u
 	default:
 		break;
 	}
-	st = pt_qry_indirect_branch(w->q, &to);
+	st = moved(w, pt_qry_indirect_branch(w->q, &to));
 	w->ip = at;
 	if (st < 0)
 		return st;
@@ -523,7 +539,7 @@ static bool bound_here(const struct prec_walk *w)
 
 static int fetch(struct prec_walk *w)
 {
-	int st = pt_qry_event(w->q, &w->ev, sizeof(w->ev));
+	int st = moved(w, pt_qry_event(w->q, &w->ev, sizeof(w->ev)));
 
 	if (st < 0)
 		return st;
@@ -589,19 +605,37 @@ static int flags(const struct prec_walk *w)
 /* ---- blocks ---- */
 
 /* A block from the cache, with no event in process. */
-static int walk_block(struct prec_walk *w, struct pt_block *b)
+static inline __attribute__((always_inline)) int walk_block(struct prec_walk *w,
+								  struct pt_block *b)
 {
 	const struct wblk *e = lookup(w, w->ip);
-
 	uint64_t end;
 
-	if (!e->ninsn)
+	if (!e->ninsn) {
+		b->ninsn = 0;
+		b->end_ip = 0;
+		b->iclass = ptic_error;
+		b->truncated = 0;
 		return e->err;
+	}
 	end = e->ip + e->end_off;
 	b->ninsn = e->ninsn;
 	b->end_ip = end;
 	b->iclass = e->cls;
 	b->truncated = e->truncated;
+	/* Most blocks end in a conditional branch: resolve() for it, inline. */
+	if (e->cls == ptic_cond_jump) {
+		int taken = 0, st = moved(w, pt_qry_cond_branch(w->q, &taken));
+
+		if (st < 0) {
+			w->ip = end;
+			return st;
+		}
+		w->status = st;
+		tick(w, end);
+		w->ip = taken ? e->target : end + e->len;
+		return 0;
+	}
 	if (e->cls == ptic_call && !(e->direct && e->target == end + e->len))
 		push_ret(w, end + e->len);
 	return resolve(w, e->cls, e->direct, end, e->len, e->target);
@@ -692,13 +726,35 @@ static int walk_to_event(struct prec_walk *w, struct pt_block *b)
 	}
 }
 
+/* Nothing in process or pending: the common case, a block and no more. */
+static inline bool quiet(const struct prec_walk *w)
+{
+	return !(w->held | w->ready | w->has_post) && !(w->status & pts_event_pending);
+}
+
 int prec_walk_next(struct prec_walk *w, struct pt_block *b)
 {
-	int r = trailing(w);
+	int r;
 
 	b->ip = w->ip;
 	b->mode = w->mode;
 	b->speculative = w->speculative;
+	if (__builtin_expect(quiet(w) && w->enabled, 1)) {
+		r = walk_block(w, b);
+		if (r < 0)
+			return r;
+		/* A block sets no event in process but a tick (held and ready). */
+		if (__builtin_expect(!w->held && !(w->status & pts_event_pending), 1))
+			return w->status & pts_eos;
+		r = trailing(w);
+		return r < 0 ? r : flags(w);
+	}
+	b->ninsn = 0;
+	b->end_ip = 0;
+	b->iclass = ptic_error;
+	b->truncated = 0;
+	r = trailing(w);
+	b->ip = w->ip;
 	if (r < 0)
 		return r;
 	if (w->ready)
@@ -779,7 +835,7 @@ static int start(struct prec_walk *w, int st, uint64_t ip)
 int prec_walk_sync_forward(struct prec_walk *w)
 {
 	uint64_t ip = 0;
-	int st = pt_qry_sync_forward(w->q, &ip);
+	int st = moved(w, pt_qry_sync_forward(w->q, &ip));
 
 	return start(w, st, ip);
 }
@@ -787,14 +843,9 @@ int prec_walk_sync_forward(struct prec_walk *w)
 int prec_walk_sync_set(struct prec_walk *w, uint64_t off)
 {
 	uint64_t ip = 0;
-	int st = pt_qry_sync_set(w->q, &ip, off);
+	int st = moved(w, pt_qry_sync_set(w->q, &ip, off));
 
 	return start(w, st, ip);
-}
-
-int prec_walk_get_offset(const struct prec_walk *w, uint64_t *off)
-{
-	return pt_qry_get_offset(w->q, off);
 }
 
 int prec_walk_get_sync_offset(const struct prec_walk *w, uint64_t *off)
@@ -834,6 +885,7 @@ struct prec_walk *prec_walk_alloc(const struct pt_config *cfg)
 	}
 	w->mode = ptem_unknown;
 	w->tick_off = UINT64_MAX;
+	moved(w, 0);
 	prec_walk_set_aspace(w, NULL);
 	return w;
 }
@@ -846,6 +898,7 @@ int prec_walk_retarget(struct prec_walk *w, const struct pt_config *cfg)
 		return -pte_nomem;
 	pt_qry_free_decoder(w->q);
 	w->q = q;
+	moved(w, 0);
 	w->status = 0;
 	w->enabled = false;
 	return start(w, pts_ip_suppressed, 0) < 0 ? -pte_internal : 0;

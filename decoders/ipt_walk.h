@@ -19,6 +19,12 @@
 struct prec_aspace;
 struct prec_walk;
 
+/* What the walk's callers read inline: the first member of struct prec_walk. */
+struct prec_walk_pub {
+	uint64_t off;              /* the query decoder's offset after its last query */
+	int off_err;               /* and pt_qry_get_offset's answer */
+};
+
 /* A walk over the trace @cfg gives (its begin and end), as pt_blk_alloc_decoder(). */
 struct prec_walk *prec_walk_alloc(const struct pt_config *cfg);
 void prec_walk_free(struct prec_walk *w);
@@ -28,7 +34,15 @@ int prec_walk_retarget(struct prec_walk *w, const struct pt_config *cfg);
 void prec_walk_set_aspace(struct prec_walk *w, struct prec_aspace *as);
 int prec_walk_sync_forward(struct prec_walk *w);
 int prec_walk_sync_set(struct prec_walk *w, uint64_t off);
-int prec_walk_get_offset(const struct prec_walk *w, uint64_t *off);
+/* As pt_blk_get_offset(): read after every block, so inline. */
+static inline int prec_walk_get_offset(const struct prec_walk *w, uint64_t *off)
+{
+	const struct prec_walk_pub *p = (const struct prec_walk_pub *)(const void *)w;
+
+	if (p->off_err >= 0)
+		*off = p->off;
+	return p->off_err;
+}
 int prec_walk_get_sync_offset(const struct prec_walk *w, uint64_t *off);
 /* As pt_blk_next() and pt_blk_event(). */
 int prec_walk_next(struct prec_walk *w, struct pt_block *b);
