@@ -24,7 +24,8 @@
  *    stepped past after the event); or when the flow reaches an IP, trace
  *    allowed on the way (exec mode, asynchronous CR3 or VMCS change).
  * Instructions are classed as libipt's own length decoder classes them
- * (pt_ild.c: opcode maps 0 and 1 only), their lengths taken from capstone.
+ * (pt_ild.c: opcode maps 0 and 1 only); their lengths come from
+ * prec_x86_insn_len() for the common encodings, else from capstone.
  */
 #include <capstone/capstone.h>
 #include <stdbool.h>
@@ -32,6 +33,7 @@
 #include <string.h>
 
 #include "decoders/ipt_walk.h"
+#include "decoders/x86_branch.h"
 #include "session/image.h"
 
 #define RSTACK 64              /* return addresses kept (libipt: pt_retstack_size) */
@@ -258,7 +260,10 @@ static int decode(struct prec_walk *w, uint64_t ip, struct winsn *in)
 		return -pte_bad_insn;
 	pre = classify(in, buf, n, bitsof[mi]);
 	size = n;
-	if (cs_disasm_iter(w->cs[mi], &code, &size, &addr, w->ci[mi])) {
+	/* The common encodings measured from their bytes; the disassembler for the rest. */
+	if ((in->len = (uint8_t)prec_x86_insn_len(buf, n, bitsof[mi]))) {
+		;
+	} else if (cs_disasm_iter(w->cs[mi], &code, &size, &addr, w->ci[mi])) {
 		in->len = (uint8_t)w->ci[mi]->size;
 	} else if (in->cls == ptic_ptwrite && pre + 2 < n && (buf[pre + 2] >> 6) == 3) {
 		in->len = (uint8_t)(pre + 3);  /* capstone 4 has no PTWRITE with a register */
