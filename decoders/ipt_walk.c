@@ -96,7 +96,7 @@ struct prec_walk {
 	struct pt_event ev;
 	bool held, ready;
 	enum bind bk;
-	uint64_t bx;
+	uint64_t bx;               /* the event's IP, where has_x says it has one */
 	bool has_x;
 	/* the instruction an event was bound to, to step past after it */
 	struct winsn post;
@@ -490,9 +490,11 @@ static void ev_bind(struct prec_walk *w)
 		break;
 	case ptev_paging:
 		w->bk = w->enabled ? B_PIP : B_NOW;
+		w->has_x = false;
 		break;
 	case ptev_vmcs:
 		w->bk = w->enabled ? B_VMCS : B_NOW;
+		w->has_x = false;
 		break;
 	case ptev_async_paging:
 		w->bk = at_ip ? B_REACH : B_NOW;
@@ -524,6 +526,7 @@ static void ev_bind(struct prec_walk *w)
 		w->has_x = !ev->ip_suppressed;
 		break;
 	default:
+		w->has_x = false;
 		break;
 	}
 }
@@ -708,7 +711,7 @@ static int walk_to_event(struct prec_walk *w, struct pt_block *b)
 		}
 		if (in.direct && in.cls != ptic_cond_jump) {
 			w->ip = in.target;
-			if (w->has_x && w->ip == w->bx && w->bk != B_PIP && w->bk != B_VMCS)
+			if (w->has_x && w->ip == w->bx)
 				continue;
 			return 0;
 		}
@@ -904,8 +907,6 @@ int prec_walk_retarget(struct prec_walk *w, const struct pt_config *cfg)
 	pt_qry_free_decoder(w->q);
 	w->q = q;
 	moved(w, 0);
-	w->status = 0;
-	w->enabled = false;
 	return start(w, pts_ip_suppressed, 0) < 0 ? -pte_internal : 0;
 }
 

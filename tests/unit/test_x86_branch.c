@@ -41,6 +41,27 @@ static unsigned cs_jcc_len(const uint8_t *b, size_t n)
 	return len;
 }
 
+/*
+ * Bytes @b: prefixes @p1 and @p2 (0: none), then opcode @op: 00-FF one
+ * byte, 100-1FF after 0F, 200-2FF after 0F 38, 300-3FF after 0F 3A.
+ * Returns the bytes written.
+ */
+static size_t put_opcode(uint8_t *b, uint8_t p1, uint8_t p2, unsigned op)
+{
+	size_t n = 0;
+
+	if (p1)
+		b[n++] = p1;
+	if (p2)
+		b[n++] = p2;
+	if (op >= 0x100)
+		b[n++] = 0x0f;
+	if (op >= 0x200)
+		b[n++] = op >= 0x300 ? 0x3a : 0x38;
+	b[n++] = (uint8_t)op;
+	return n;
+}
+
 /* One buffer: the two must agree as the comment at the top says. */
 static int agree(const uint8_t *b, size_t n)
 {
@@ -80,15 +101,8 @@ static void opcodes_after_prefixes(void)
 		for (size_t p2 = 0; p2 < sizeof(pre); p2++)
 			for (unsigned op = 0; op < 0x200; op++) {
 				uint8_t b[16] = { 0 };
-				size_t n = 0;
+				size_t n = put_opcode(b, pre[p1], pre[p2], op);
 
-				if (pre[p1])
-					b[n++] = pre[p1];
-				if (pre[p2])
-					b[n++] = pre[p2];
-				if (op >= 0x100)
-					b[n++] = 0x0f;
-				b[n++] = (uint8_t)op;
 				for (size_t k = n; k < sizeof(b); k++)
 					b[k] = (uint8_t)(0x11 * k);
 				for (size_t cut = n; cut <= 15; cut++) {
@@ -175,17 +189,8 @@ static void insn_len_opcodes(void)
 			for (unsigned op = 0; op < 0x400; op++)
 				for (unsigned m = 0; m < 256; m += 29) {
 					uint8_t b[16];
-					size_t n = 0;
+					size_t n = put_opcode(b, pre[p1], pre[p2], op);
 
-					if (pre[p1])
-						b[n++] = pre[p1];
-					if (pre[p2])
-						b[n++] = pre[p2];
-					if (op >= 0x100)
-						b[n++] = 0x0f;
-					if (op >= 0x200)
-						b[n++] = op >= 0x300 ? 0x3a : 0x38;
-					b[n++] = (uint8_t)op;
 					b[n++] = (uint8_t)m;
 					for (size_t k = n; k < sizeof(b); k++)
 						b[k] = (uint8_t)(0x25 * k + m);
