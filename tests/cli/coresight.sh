@@ -38,7 +38,7 @@ mksnap() {
 
 # trc_pkt_lister's decoded ranges in ptdump --ranges form.
 lister() {
-	(cd "$1" && trc_pkt_lister -ss_dir . -decode -logstdout 2>/dev/null) |
+	{ (cd "$1" && trc_pkt_lister -ss_dir . -decode -logstdout 2>/dev/null); } 2>/dev/null |
 		sed -nE 's/^(Idx:[0-9]+; ID:[0-9a-f]+;) OCSD_GEN_TRC_ELEM_INSTR_RANGE\((exec range=0x[0-9a-f]+:\[0x[0-9a-f]+\] num_i\([0-9]+\)).*/\1 \2/p'
 }
 

@@ -43,13 +43,21 @@ echo "$out" >calls.folded
 # NAME.dom and $ART/viewer-NAME.png.
 show() {
 	local name=$1 file=$2 url
+	: >"$name.chrome.err"
 	printf 'speedscope.loadFileFromBase64(%s, "%s")\n' "\"$file\"" "$(base64 -w0 "$file")" >"$name.js"
 	url="file://$SS/index.html#localProfilePath=$T_TMP/$name.js&view=sandwich"
 	# a profile of its own for the browser, and no sandbox (we run as root)
 	local flags=(--headless --no-sandbox --disable-gpu --allow-file-access-from-files
 		--user-data-dir="$T_TMP/chrome-$name" --virtual-time-budget=20000)
-	# a tall window: the table renders only the rows in view
-	timeout 120 "$CHROMIUM" "${flags[@]}" --window-size=1400,6000 --dump-dom "$url" >"$name.dom" 2>"$name.chrome.err"
+	# a tall window: the table renders only the rows in view. On a busy
+	# machine the DOM can be taken while speedscope still shows its loading
+	# clock; then take it again (a few times at most).
+	local try
+	for try in 1 2 3 4; do
+		timeout 120 "$CHROMIUM" "${flags[@]}" --window-size=1400,6000 --dump-dom "$url" >"$name.dom" 2>>"$name.chrome.err"
+		grep -q 'Symbol Name' "$name.dom" && break
+		sleep "$try"
+	done
 	timeout 120 "$CHROMIUM" "${flags[@]}" --window-size=1400,900 --screenshot="$ART/viewer-$name.png" "$url" \
 		>/dev/null 2>>"$name.chrome.err"
 }
