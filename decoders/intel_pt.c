@@ -1720,7 +1720,8 @@ static bool carry_unpack(const struct ipt *d, const uint64_t *w, struct carry *c
  * A part's events, as bytes: a type byte, then for a block or branch its
  * fields as variable-length deltas to what they most likely are (the
  * branch's source is the block's end, the next block starts at its
- * target); any other event whole in @full. A CEV_CTX record gives the
+ * target), for counts (--stats: one per time step, a million in a 60 MB
+ * trace) the numbers; any other event whole in @full. A CEV_CTX record gives the
  * header fields (time, tsc, cpu, pid, tid) of the events after it.
  */
 enum { CEV_CTX = 200, CEV_FULL };
@@ -1875,6 +1876,18 @@ static int part_put(struct part *pt, const struct prec_tev *e, uint64_t *hdr)
 		w = put_s(w, e->u.branch.to, e->u.branch.from);
 		w = put_u(w, e->u.branch.flags);
 		pr->b = e->u.branch.to;
+	} else if (e->type == PREC_TEV_COUNTS) {
+		const struct prec_tev_counts *c = &e->u.counts;
+
+		*w++ = PREC_TEV_COUNTS;
+		w = put_s(w, e->offset, pr->off);
+		w = put_u(w, c->insns);
+		w = put_u(w, c->blocks);
+		w = put_u(w, c->branches);
+		w = put_u(w, c->calls);
+		w = put_u(w, c->rets);
+		w = put_u(w, c->syscalls);
+		w = put_u(w, c->interrupts);
 	} else {
 		if (part_grow((void **)&pt->full, &pt->capfull, pt->nfull + 1, sizeof(*pt->full)))
 			return -ENOMEM;
@@ -1921,6 +1934,17 @@ static int part_get(struct par *p, struct part *pt, struct prec_tev *e)
 		r = get_u(r, &v);
 		e->u.block.ninsn = (uint32_t)v;
 		pr->b = e->u.block.end_ip;
+	} else if (e->type == PREC_TEV_COUNTS) {
+		struct prec_tev_counts *c = &e->u.counts;
+
+		r = get_s(r, &e->offset, pr->off);
+		r = get_u(r, &c->insns);
+		r = get_u(r, &v), c->blocks = (uint32_t)v;
+		r = get_u(r, &v), c->branches = (uint32_t)v;
+		r = get_u(r, &v), c->calls = (uint32_t)v;
+		r = get_u(r, &v), c->rets = (uint32_t)v;
+		r = get_u(r, &v), c->syscalls = (uint32_t)v;
+		r = get_u(r, &v), c->interrupts = (uint32_t)v;
 	} else {
 		e->u.branch.kind = (enum prec_br_kind)*r++;
 		e->u.branch.insn_len = *r++;

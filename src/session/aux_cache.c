@@ -26,8 +26,6 @@ struct aux_cache {
 	pthread_cond_t loaded;
 	struct slot slot[PREC_AUX_CACHE_SLOTS];
 	uint64_t clock;
-	unsigned readers;         /* scratches alive */
-	bool shared;              /* two were alive at once: readers in several threads */
 };
 
 /* A reader's scratch: the slot it holds, or buffers of its own. */
@@ -44,14 +42,14 @@ static void slot_empty(struct slot *s)
 }
 
 /*
- * Under the lock: keeps the chunks no reader holds within the byte budget,
- * which is none until two readers were open at once (a decode in one pass
- * reads its chunks in order: nothing to share, and no memory above what it
- * used before).
+ * Under the lock: keeps the chunks no reader holds within the byte budget.
+ * A decode in one pass reads ahead to find where its window ends and comes
+ * back (chunks k + 2, k, k + 1, k + 2 ...): with room for one idle chunk
+ * each came out twice.
  */
 static void trim_locked(struct aux_cache *c)
 {
-	size_t budget = c->shared ? PREC_AUX_CACHE_BYTES : 0;
+	size_t budget = PREC_AUX_CACHE_BYTES;
 
 	for (;;) {
 		struct slot *lru = NULL;
@@ -134,9 +132,6 @@ static int cache_fetch(void *ctx, uint64_t src, void **scratch, const void **p, 
 			return -ENOMEM;
 		sc->c = c;
 		*scratch = sc;
-		pthread_mutex_lock(&c->mu);
-		c->shared |= ++c->readers > 1;
-		pthread_mutex_unlock(&c->mu);
 	}
 	drop(sc);
 	pthread_mutex_lock(&c->mu);
@@ -181,11 +176,7 @@ held:
 static void cache_release(void *scratch)
 {
 	struct aux_scratch *sc = scratch;
-	struct aux_cache *c = sc->c;
 
-	pthread_mutex_lock(&c->mu);
-	c->readers--;
-	pthread_mutex_unlock(&c->mu);
 	drop(sc);
 	prec_tfile_pbuf_fini(&sc->own);
 	free(sc);

@@ -14,13 +14,13 @@
  * decompressed by the first reader that asks, while the others wait for it.
  *
  * At most PREC_AUX_CACHE_SLOTS chunks stay, and of those that no reader
- * holds only up to PREC_AUX_CACHE_BYTES of buffers (stored and raw bytes),
- * and none until two readers were open at once: memory stays bounded by the
+ * holds only up to PREC_AUX_CACHE_BYTES of buffers (stored and raw bytes,
+ * three of the 1 MiB chunks ptrec writes): memory stays bounded by the
  * chunks in use plus that much. When every slot is in use a reader
  * decompresses into buffers of its own, as without the cache.
  */
 #define PREC_AUX_CACHE_SLOTS 8
-#define PREC_AUX_CACHE_BYTES (2u << 20)
+#define PREC_AUX_CACHE_BYTES (4u << 20)
 
 /*
  * Sets @s's AUX source to the chunks of @r through a new cache. The session

@@ -164,6 +164,7 @@ static int hold(struct pending *p, uint64_t off, const uint8_t *b, uint64_t n)
 		size_t i = 0;
 		uint64_t stop;
 		struct piece *q;
+		uint8_t *nb;
 
 		while (i < p->npc && p->pc[i].off + p->pc[i].len <= off)
 			i++;
@@ -172,6 +173,20 @@ static int hold(struct pending *p, uint64_t off, const uint8_t *b, uint64_t n)
 			continue;
 		}
 		stop = i < p->npc && p->pc[i].off < end ? p->pc[i].off : end;
+		if (i && p->pc[i - 1].off + p->pc[i - 1].len == off) {
+			/* right after the piece before (pieces come in order): one
+			 * buffer grows, which the image can take as it is */
+			q = &p->pc[i - 1];
+			nb = realloc(q->bytes, q->len + (stop - off));
+			if (!nb)
+				return -ENOMEM;
+			q->bytes = nb;
+			memcpy(nb + q->len, b + (off - (end - n)), stop - off);
+			q->len += stop - off;
+			p->have += stop - off;
+			off = stop;
+			continue;
+		}
 		if (PREC_ARRAY_RESERVE(p->pc, p->npc, 1))
 			return -ENOMEM;
 		memmove(&p->pc[i + 1], &p->pc[i], (p->npc - i) * sizeof(*p->pc));
@@ -203,14 +218,20 @@ static void pending_release(struct pending *p)
 /* All pieces are there: one buffer, which the session takes. */
 static int pending_complete(struct prec_session *s, struct pending *p)
 {
-	uint8_t *buf = malloc(p->img.size ? p->img.size : 1);
+	uint8_t *buf;
 	size_t i;
 	int err;
 
-	if (!buf)
-		return -ENOMEM;
-	for (i = 0; i < p->npc; i++)
-		memcpy(buf + p->pc[i].off, p->pc[i].bytes, p->pc[i].len);
+	if (p->npc == 1 && p->pc[0].len) {
+		buf = p->pc[0].bytes; /* one piece holds it all (they came in order) */
+		p->pc[0].bytes = NULL;
+	} else {
+		buf = malloc(p->img.size ? p->img.size : 1);
+		if (!buf)
+			return -ENOMEM;
+		for (i = 0; i < p->npc; i++)
+			memcpy(buf + p->pc[i].off, p->pc[i].bytes, p->pc[i].len);
+	}
 	{
 		struct prec_image_desc d = {
 			.path = p->path,
@@ -310,6 +331,8 @@ int prec_load_session(struct prec_session *s, struct prec_tfile_reader *r,
 	rep->loading = s;
 	if (rep->aux_by_ref && prec_aux_cache_attach(s, r))
 		return -ENOMEM;
+	/* AUX payloads by reference are decompressed when decoded, not twice */
+	prec_tfile_check_only(r, rep->aux_by_ref ? 1u << PREC_TFILE_AUX : 0);
 	err = prec_tfile_read_machine(r, &fm);
 	if (err)
 		goto out;
@@ -390,6 +413,7 @@ int prec_load_session(struct prec_session *s, struct prec_tfile_reader *r,
 	}
 	err = prec_session_finalize(s);
 out:
+	prec_tfile_check_only(r, 0);
 	rep->loading = NULL;
 	for (i = 0; i < npend; i++) {
 		free(pend[i].path);

@@ -515,6 +515,14 @@ const struct prec_tfile_fhdr *prec_tfile_file_header(const struct prec_tfile_rea
  * unless want_unknown is set.
  */
 int prec_tfile_next(struct prec_tfile_reader *r, struct prec_tfile_chunk *c);
+/*
+ * From now on prec_tfile_next() returns chunks of the types in the bit mask
+ * @types (bit 1 << type) checked but not decompressed, with data NULL: the
+ * stored bytes' checksum, flags and compressed frame (one zstd frame that
+ * declares the raw length; one that does not is decompressed). For callers
+ * that read those payloads later with prec_tfile_payload_at().
+ */
+void prec_tfile_check_only(struct prec_tfile_reader *r, unsigned types);
 /* Makes the next prec_tfile_next() start again from the first chunk. */
 void prec_tfile_rewind(struct prec_tfile_reader *r);
 

@@ -60,6 +60,7 @@ struct prec_tfile_reader {
 	struct prec_tfile_status st;	/* structural part, from the index */
 	uint64_t pl_damaged, pl_damaged_bytes;
 	size_t it;
+	unsigned check_only;	/* chunk types prec_tfile_next() checks without decompressing */
 
 	struct prec_tfile_pbuf pb;
 };
@@ -210,9 +211,10 @@ static int add_entry(struct prec_tfile_reader *r, const struct entry *e)
 	return 0;
 }
 
-static int load(struct prec_tfile_reader *r, struct entry *e, const void **data);
+static int load(struct prec_tfile_reader *r, struct entry *e, const void **data, bool check_only);
 static int load_into(struct prec_tfile_reader *r, const struct entry *e,
-		     struct prec_tfile_pbuf *pb, const void **data, enum prec_tfile_damage_kind *bad);
+		     struct prec_tfile_pbuf *pb, const void **data, enum prec_tfile_damage_kind *bad,
+		     bool check_only);
 
 static bool known_type(unsigned t)
 {
@@ -303,7 +305,7 @@ static int build_index(struct prec_tfile_reader *r)
 
 		if (r->ent[i].type != PREC_TFILE_END)
 			continue;
-		k = load(r, &r->ent[i], &d);
+		k = load(r, &r->ent[i], &d, false);
 		if (k < 0) {
 			err = k;
 			goto out;
@@ -330,7 +332,8 @@ out:
  * call it from several threads at once.
  */
 static int load_into(struct prec_tfile_reader *r, const struct entry *e,
-		     struct prec_tfile_pbuf *pb, const void **data, enum prec_tfile_damage_kind *bad)
+		     struct prec_tfile_pbuf *pb, const void **data, enum prec_tfile_damage_kind *bad,
+		     bool check_only)
 {
 	size_t got;
 	long n;
@@ -353,13 +356,24 @@ static int load_into(struct prec_tfile_reader *r, const struct entry *e,
 		return 0;
 	}
 	if (!(e->flags & PREC_TFILE_CF_ZSTD)) {
-		*data = pb->sbuf;
+		*data = check_only ? NULL : pb->sbuf;
 		return 1;
 	}
 	/* Exactly one frame, exactly raw_len bytes: anything else is damage. */
 	*bad = PREC_TFILE_DMG_DECOMPRESS;
 	if (ZSTD_findFrameCompressedSize(pb->sbuf, e->stored_len) != e->stored_len)
 		return 0;
+	if (check_only) {
+		/* the frame says how much it holds (a frame that does not is decompressed) */
+		unsigned long long fcs = ZSTD_getFrameContentSize(pb->sbuf, e->stored_len);
+
+		if (fcs != ZSTD_CONTENTSIZE_UNKNOWN) {
+			if (fcs != e->raw_len)
+				return 0;
+			*data = NULL;
+			return 1;
+		}
+	}
 	err = grow(&pb->rbuf, &pb->rcap, (size_t)e->raw_len + 1);
 	if (err)
 		return err;
@@ -378,10 +392,10 @@ static int load_into(struct prec_tfile_reader *r, const struct entry *e,
 /*
  * load_into() with the reader's own buffers; damage is reported once.
  */
-static int load(struct prec_tfile_reader *r, struct entry *e, const void **data)
+static int load(struct prec_tfile_reader *r, struct entry *e, const void **data, bool check_only)
 {
 	enum prec_tfile_damage_kind kind = PREC_TFILE_DMG_CHECKSUM;
-	int k = load_into(r, e, &r->pb, data, &kind);
+	int k = load_into(r, e, &r->pb, data, &kind, check_only);
 
 	if (k)
 		return k;
@@ -425,7 +439,7 @@ int prec_tfile_payload_at(struct prec_tfile_reader *r, uint64_t file_off,
 	}
 	if (lo >= r->nent || r->ent[lo].off != file_off)
 		return -ENOENT;
-	k = load_into(r, &r->ent[lo], pb, data, &bad);
+	k = load_into(r, &r->ent[lo], pb, data, &bad, false);
 	if (k < 0)
 		return k;
 	if (!k)
@@ -648,7 +662,7 @@ int prec_tfile_next(struct prec_tfile_reader *r, struct prec_tfile_chunk *c)
 
 		if (!known_type(e->type) && !r->o.want_unknown)
 			continue;
-		k = load(r, e, &data);
+		k = load(r, e, &data, e->type < 32 && (r->check_only >> e->type & 1));
 		if (k < 0)
 			return k;
 		if (!k)
@@ -665,6 +679,12 @@ int prec_tfile_next(struct prec_tfile_reader *r, struct prec_tfile_chunk *c)
 		return 1;
 	}
 	return 0;
+}
+
+void prec_tfile_check_only(struct prec_tfile_reader *r, unsigned types)
+{
+	if (r)
+		r->check_only = types;
 }
 
 void prec_tfile_rewind(struct prec_tfile_reader *r)
@@ -709,7 +729,7 @@ static int read_first(struct prec_tfile_reader *r, unsigned type, decode_fn fn, 
 
 		if (r->ent[i].type != type)
 			continue;
-		k = load(r, &r->ent[i], &d);
+		k = load(r, &r->ent[i], &d, false);
 		if (k < 0)
 			return k;
 		if (k)
@@ -880,7 +900,7 @@ int prec_tfile_gather_aux(struct prec_tfile_reader *r, int32_t cpu, int32_t tid,
 		size_t n;
 		int k;
 
-		k = load(r, e, (const void **)&d);
+		k = load(r, e, (const void **)&d, false);
 		if (k < 0) {
 			err = k;
 			goto out;
