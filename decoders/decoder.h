@@ -181,6 +181,13 @@ struct prec_resume {
 	uint64_t ordinal;
 	uint64_t pos;             /* its data position in the stream */
 	uint64_t words[PREC_RESUME_WORDS];
+	/*
+	 * A per-CPU stream: whether the decoder had applied timeline records
+	 * (context switches) there, and the time of the last (the later
+	 * session's timeline may hold other CPUs' records before it).
+	 */
+	bool sb_some;
+	uint64_t sb_last;
 };
 
 struct prec_decoder_opts {

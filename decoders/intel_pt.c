@@ -131,6 +131,8 @@ struct ipt {
 	struct prec_aspace *as;
 	uint64_t ctx_until;       /* recheck the context when time passes this */
 	size_t sb_idx;            /* per-CPU: next timeline record to apply */
+	uint64_t sb_t;            /* per-CPU: the records up to this time are applied */
+	bool sb_t_set;            /* (--follow: where a later round's timeline goes on) */
 
 	/* the branch that ended the last block, waiting for its target */
 	bool pend;
@@ -436,6 +438,9 @@ static uint64_t cpu_advance(struct ipt *d, uint64_t t)
 {
 	size_t n = prec_session_nr_sb(d->s);
 
+	if (!d->sb_t_set || t > d->sb_t)
+		d->sb_t = t;
+	d->sb_t_set = true;
 	for (; d->sb_idx < n; d->sb_idx++) {
 		const struct prec_sb *sb = prec_session_sb(d->s, d->sb_idx);
 
@@ -2969,13 +2974,15 @@ static void resume_note(struct ipt *d)
 	struct prec_resume *r;
 	struct carry c;
 
-	if (d->sub || d->par || d->opts.counts || d->st->cpu >= 0 || !d->next_splice)
+	if (d->sub || d->par || d->opts.counts || !d->next_splice)
 		return;
 	r = &d->rp[d->nrp++ % RESUME_KEEP];
 	carry_get(d, &c);
 	r->ordinal = d->pushed;
 	r->pos = d->win_next;
 	r->set = carry_pack(d, &c, r->words);
+	r->sb_some = d->sb_t_set;
+	r->sb_last = d->sb_t;
 }
 
 static bool ipt_resume_at(void *priv, uint64_t consumed, struct prec_resume *out)
@@ -2995,19 +3002,57 @@ static bool ipt_resume_at(void *priv, uint64_t consumed, struct prec_resume *out
 	return best != NULL;
 }
 
+/*
+ * A per-CPU stream resumed at @r: its thread and next timeline record as a
+ * decode from the beginning of this round's session has them there. The
+ * last round applied the records up to r->sb_last; this round's timeline
+ * may hold more of them (another ring's records before the round's bound
+ * came late), and the thread is the one the last of them names.
+ */
+static void cpu_rewind(struct ipt *d, const struct prec_resume *r)
+{
+	size_t n = prec_session_nr_sb(d->s), i;
+
+	d->sb_t = r->sb_last;
+	d->sb_t_set = r->sb_some;
+	if (!r->sb_some)
+		i = 0;
+	else if (r->sb_last == UINT64_MAX)
+		i = n;
+	else
+		i = prec_session_sb_lower_bound(d->s, r->sb_last + 1);
+	d->sb_idx = i;
+	while (i-- > 0) {
+		const struct prec_sb *sb = prec_session_sb(d->s, i);
+
+		if (!cpu_record(d, sb))
+			continue;
+		if (sb->type == PREC_SB_ITRACE_START || !sb->u.sw.out) {
+			d->tid = sb->tid;
+			break;
+		}
+		if (sb->u.sw.cpu_wide) {
+			d->tid = sb->u.sw.next_prev_tid;
+			break;
+		}
+	}
+}
+
 /* Opens @d at place @r (prec_decoder_opts.resume); false when it does not fit the stream. */
 static bool resume_open(struct ipt *d, const struct prec_resume *r)
 {
 	struct carry c;
 	size_t lo, hi;
 
-	if (!r->set || d->st->cpu >= 0 || !carry_unpack(d, r->words, &c) || c.state != S_WIN ||
+	if (!r->set || !carry_unpack(d, r->words, &c) || c.state != S_WIN ||
 	    !c.seg || c.seg > nr_segments(d->st))
 		return false;
 	seg_bounds(d->st, c.seg - 1, &lo, &hi);
 	if (c.win_next < lo || c.win_next >= hi || c.win_next != r->pos)
 		return false;
 	carry_put(d, &c);
+	if (d->st->cpu >= 0)
+		cpu_rewind(d, r);
 	/*
 	 * The context is looked up again before the first block: this
 	 * round's session may know of a change (an mmap, an exec) that the

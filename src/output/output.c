@@ -1846,18 +1846,41 @@ static void report_progress(struct prec_session *s, const struct prec_fmt_ctx *f
 }
 
 /*
+ * o->follow: whether @ev may come out otherwise once the recording has
+ * ended: an error for want of code, or a branch into a mapping whose code
+ * is not in the file yet (its target's name comes from that code's symbols).
+ */
+static bool unsettled(struct prec_fmt_ctx *f, const struct prec_tev *ev)
+{
+	struct prec_aspace *as;
+	uint8_t b;
+
+	if (ev->type == PREC_TEV_ERROR)
+		return ev->u.err.code == PREC_DE_NOMAP;
+	if (ev->type != PREC_TEV_BRANCH || !ev->u.branch.to)
+		return false;
+	as = aspace_at(f, ev->pid, ctx_time(f, ev->time));
+	return as && prec_aspace_find(as, ev->u.branch.to) &&
+	       !prec_aspace_read(as, ev->u.branch.to, &b, 1);
+}
+
+/*
  * Formats the events of all streams and the trigger samples by time: the
  * earliest first, among equal times a trigger first, then the stream of
  * the lowest index. The stream picked goes on without a new comparison
- * while its events stay before the bound that the others set. An @until
+ * while its events stay before the bound that the others set. An *@until
  * other than UINT64_MAX (o->follow) stops it at the first thing that comes
  * at that time or later (without it, a trace without timestamps, whose
- * events all come at UINT64_MAX, is formatted whole).
+ * events all come at UINT64_MAX, is formatted whole), and before an event
+ * that needs code the file does not hold yet (unsettled(): ptrec embeds
+ * the images of the vdso and of the kernel when it ends); *@until becomes
+ * its time.
  */
 static int merge_streams(struct prec_session *s, struct prec_fmt_ctx *f, struct head *h,
-			 size_t n, uint64_t until, size_t sbi)
+			 size_t n, uint64_t *untilp, size_t sbi)
 {
 	size_t i, nsb = prec_session_nr_sb(s);
+	uint64_t until = *untilp;
 	uint32_t tick = 0;
 	int err;
 
@@ -1891,6 +1914,10 @@ static int merge_streams(struct prec_session *s, struct prec_fmt_ctx *f, struct 
 		}
 		if (best == n || (until != UINT64_MAX && h[best].ev->time >= until))
 			return 0;
+		if (until != UINT64_MAX && unsettled(f, h[best].ev)) {
+			*untilp = h[best].ev->time;
+			return 0;
+		}
 		/* Streams before @best win ties, those after it lose them. */
 		for (i = 0; i < n; i++) {
 			if (!h[i].valid || i == best)
@@ -1914,7 +1941,8 @@ static int merge_streams(struct prec_session *s, struct prec_fmt_ctx *f, struct 
 			if (!(++tick & 0xffff) && f->o.progress)
 				report_progress(s, f, h, n);
 		} while (h[best].valid && h[best].ev->time < lo_bound &&
-			 (until == UINT64_MAX || h[best].ev->time < until) &&
+			 (until == UINT64_MAX ||
+			  (h[best].ev->time < until && !unsettled(f, h[best].ev))) &&
 			 h[best].ev->time <= hi_bound &&
 			 (sb_signal ? h[best].ev->time <= sb_time : h[best].ev->time < sb_time));
 	}
@@ -2148,7 +2176,7 @@ static int follow_run(struct prec_session *s, const struct prec_output_opts *o, 
 	while (sbi < prec_session_nr_sb(s) && prec_session_sb(s, sbi)->time < fl->until)
 		sbi++;
 	if (!err)
-		err = merge_streams(s, fl->f, h, n, until, sbi);
+		err = merge_streams(s, fl->f, h, n, &until, sbi);
 	if (!err)
 		follow_keep(s, fl, h, n, until);
 	else
@@ -2176,6 +2204,7 @@ int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FI
 	struct prec_fmt_ctx *f = NULL;
 	struct head *h = NULL;
 	size_t i, n;
+	uint64_t until;
 	int err;
 
 	if (o->symbol && !symbol_exists(s, o->symbol))
@@ -2208,7 +2237,8 @@ int prec_output_run(struct prec_session *s, const struct prec_output_opts *o, FI
 			goto out;
 		h[i].valid = err > 0;
 	}
-	err = merge_streams(s, f, h, n, o->follow ? settled(s, h, n) : UINT64_MAX, 0);
+	until = o->follow ? settled(s, h, n) : UINT64_MAX;
+	err = merge_streams(s, f, h, n, &until, 0);
 	if (!err && o->follow)
 		err = flush_out(f);
 	else if (!err)

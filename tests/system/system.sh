@@ -62,6 +62,29 @@ insn_vs_truth() {
 	}' "$1.truth" "$1.insn"
 }
 
+# grown_follow NAME VIEW: ptdump --follow -v VIEW over a copy of NAME.data
+# that grows a twentieth at a time under an exclusive flock(2), as ptrec
+# holds one while it writes; the output in NAME.fol, stderr in NAME.fol.err.
+grown_follow() {
+	local src=$1.data g=$1.grow.data size step off=4096 pid rc
+	size=$(stat -c %s "$src")
+	step=$(( (size + 19) / 20 ))
+	head -c "$off" "$src" >"$g"
+	exec 8<"$g"
+	flock -x 8
+	"$PTDUMP" --follow -v "$2" "$g" >"$1.fol" 2>"$1.fol.err" 8<&- &
+	pid=$!
+	while [ "$off" -lt "$size" ]; do
+		sleep 0.5
+		tail -c +$((off + 1)) "$src" | head -c "$step" >>"$g"
+		off=$((off + step))
+	done
+	exec 8<&-
+	wait "$pid"
+	rc=$?
+	return "$rc"
+}
+
 # perf_agrees NAME: NAME.data exported with --to-perf-data decodes in perf
 # script (with the guest's kallsyms and kernel text from the export) to the
 # same calls as ptdump's, kernel and user. Names are compared by their
@@ -546,6 +569,19 @@ elif "$PTREC" record --emulate=system --kcore -q -o fk.data --emulate-truth fk.t
 		fi
 		# Ring 0 not traced (OS=0): the SDM gives no PIP, in PSB+ or at a MOV to CR3.
 		t_eq "children, user code: no PIP" 0 "$("$PTDUMP" --packets fku.data | grep -c ' pip ')"
+		# --follow of the recording as it grows: ptrec embeds the guest's
+		# programs and its vdso when the recording ends, so the rounds write
+		# nothing at or after a call into code not in the file yet (its
+		# name comes from that code), and the decode after the end writes
+		# the rest: the same bytes as a decode of the whole file.
+		for v in call-trace events; do
+			grown_follow fku "--$v"
+			t_eq "children, user code: --follow --$v of the growing file: exit status" 0 "$?"
+			t_eq "children, user code: --follow --$v: the same bytes as a decode after the end" "" \
+				"$("$PTDUMP" --$v fku.data 2>/dev/null | cmp - fku.fol 2>&1)"
+			t_eq "children, user code: --follow --$v: rounds while the file grew" 1 \
+				"$(($(grep -c '^ptdump: --follow: round' fku.fol.err) >= 3))"
+		done
 	else
 		t_fail "children, user code: records" "$(cat fku.err)"
 	fi

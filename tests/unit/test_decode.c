@@ -1593,6 +1593,135 @@ static void per_cpu_switch(void)
 	enc_free(&x);
 }
 
+/* A source of one piece, the encoder's bytes (streams by reference decode in windows). */
+static int enc_fetch(void *ctx, uint64_t src, void **scratch, const void **p, size_t *n)
+{
+	const struct enc *x = ctx; /* the session reads its first len bytes */
+
+	(void)src;
+	(void)scratch;
+	*p = x->buf;
+	*n = enc_off((struct enc *)x);
+	return 0;
+}
+
+static void enc_release(void *scratch)
+{
+	(void)scratch;
+}
+
+/*
+ * A per-CPU session over @x's first @len bytes on CPU 3 (by reference): pid 200's loop,
+ * thread 200 switched in before the trace, 201 from @t1, 202 from @t2 (0:
+ * no such switch). With @others, switches of CPU 5 interleaved before @t1
+ * (records a later round's timeline may hold that the last one's did not).
+ */
+static struct prec_session *cpu_session(const struct prog *p, const struct enc *x, size_t len,
+					uint64_t t1, uint64_t t2, bool others)
+{
+	struct prec_session *s = prec_session_new();
+	struct sbuf sb = { .n = 0 }, sb5 = { .n = 0 };
+	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
+	struct prec_machine m;
+	uint64_t id = 1;
+
+	set_machine(s, true);
+	m = *prec_session_machine(s);
+	m.per_cpu = true;
+	prec_session_set_machine(s, &m);
+	prec_session_add_event(s, &d, &id, 1);
+	rec_comm(&sb, 200, 200, "loop", true, 10);
+	add_prog(s, &sb, p, 200, 200, IMG_EMBED, 11);
+	rec_comm(&sb, 200, 201, "loop", false, 12);
+	rec_comm(&sb, 200, 202, "loop", false, 13);
+	rec_switch(&sb, 3, false, 200, 200, 0, 0, 20);
+	if (t1) {
+		rec_switch(&sb, 3, true, 200, 200, 200, 201, t1);
+		rec_switch(&sb, 3, false, 200, 201, 200, 200, t1);
+	}
+	if (t2) {
+		rec_switch(&sb, 3, true, 200, 201, 200, 202, t2);
+		rec_switch(&sb, 3, false, 200, 202, 200, 201, t2);
+	}
+	T_OK(prec_session_add_sideband(s, sb.b, sb.n, 3) > 0);
+	if (others) {
+		for (uint64_t t = 30; t < t1; t += (t1 - 30) / 7 + 1) {
+			rec_switch(&sb5, 5, false, 900, 900, 0, 0, t);
+			rec_switch(&sb5, 5, true, 900, 900, 0, 0, t + 1);
+		}
+		T_OK(prec_session_add_sideband(s, sb5.b, sb5.n, 5) > 0);
+	}
+	prec_session_set_aux_source(s, &(struct prec_aux_source){ enc_fetch, enc_release,
+								 (void *)x, NULL });
+	T_EQ_INT(prec_session_add_aux_ref(s, 3, -1, 0, 0, 0, len), 0);
+	T_EQ_INT(prec_session_finalize(s), 0);
+	return s;
+}
+
+/*
+ * ptdump --follow on per-CPU streams: a decode resumed, in a later round's
+ * session, at a place a decode of the last round's gave gives the events
+ * a decode from the beginning gives after as many, threads included. The
+ * later session has the rest of the trace, a switch after the place, and
+ * another CPU's records before it (its timeline's indices differ).
+ */
+static void per_cpu_resume(void)
+{
+	static struct prec_tev ev[16384], got[16384];
+	static struct sim sm;
+	struct prec_decoder_opts o = { .no_blocks = true, .window = 512 };
+	struct prec_decoder *d = NULL;
+	struct prec_session *s;
+	struct prec_resume rp = { 0 };
+	const struct prec_tev *e;
+	struct prog p;
+	struct enc x;
+	uint64_t t1, t2;
+	size_t n, na = 0, i, cut;
+	int r;
+
+	if (!loop_flow(&p, &sm, &x, 31, 1000, 2))
+		return;
+	T_OK(sm.npsb > 10);
+	/* The times of the events, to place the switches among them. */
+	s = cpu_session(&p, &x, enc_off(&x), 0, 0, false);
+	n = decode_all(s, 0, ev, 16384, false);
+	prec_session_free(s);
+	if (!T_OK(n > 200))
+		return;
+	t1 = ev[n / 4].time;
+	t2 = ev[n * 3 / 4].time;
+	/* The last round: the first 60% of the trace, without the later switch. */
+	cut = enc_off(&x) * 6 / 10;
+	s = cpu_session(&p, &x, cut, t1, 0, false);
+	T_EQ_INT(prec_decoder_open(&prec_intel_pt_decoder, s, prec_session_stream(s, 0), &o, &d), 0);
+	while (d && na < 16384 && (r = prec_decoder_next(d, &got[na])) > 0)
+		na++;
+	/* as if the round formatted 90% of what it decoded */
+	T_OK(d && prec_decoder_resume_at(d, na * 9 / 10, &rp));
+	prec_decoder_free(d);
+	prec_session_free(s);
+	T_OK(rp.set && rp.ordinal > n / 4 && rp.ordinal <= na * 9 / 10);
+	T_OK(rp.sb_some);
+	/* The whole, from the beginning. */
+	s = cpu_session(&p, &x, enc_off(&x), t1, t2, true);
+	n = decode_all(s, 0, ev, 16384, false);
+	for (i = 0; i < rp.ordinal && i < n; i++)
+		T_OK(!memcmp(&got[i], &ev[i], offsetof(struct prec_tev, u) + 24));
+	for (i = 0; i < n; i++)
+		T_EQ_INT(ev[i].tid, ev[i].time < t1 ? 200 : ev[i].time < t2 ? 201 : 202);
+	/* Resumed there. */
+	o.resume = &rp;
+	T_EQ_INT(prec_decoder_open(&prec_intel_pt_decoder, s, prec_session_stream(s, 0), &o, &d), 0);
+	for (i = rp.ordinal; d && (r = prec_decoder_next_ref(d, &e)) > 0; i++)
+		if (!T_OK(i < n && !memcmp(e, &ev[i], offsetof(struct prec_tev, u) + 24)))
+			break;
+	T_EQ_U64(i, n);
+	prec_decoder_free(d);
+	prec_session_free(s);
+	enc_free(&x);
+}
+
 /*
  * Trigger samples name the pause/resume they caused, in every format. A pause
  * at sys_enter of exit: the sample's IP is the kernel's (a tracepoint on
@@ -3013,6 +3142,7 @@ static const struct t_case cases[] = {
 	T(insn_trace),
 	T(images_per_process),
 	T(per_cpu_switch),
+	T(per_cpu_resume),
 	T(trigger_names),
 	T(output_epipe),
 	T(decode_async_branch),
