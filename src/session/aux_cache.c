@@ -49,8 +49,6 @@ static void slot_empty(struct slot *s)
  */
 static void trim_locked(struct aux_cache *c)
 {
-	size_t budget = PREC_AUX_CACHE_BYTES;
-
 	for (;;) {
 		struct slot *lru = NULL;
 		size_t idle = 0, i;
@@ -64,7 +62,7 @@ static void trim_locked(struct aux_cache *c)
 			if (!lru || s->used < lru->used)
 				lru = s;
 		}
-		if (idle <= budget || !lru)
+		if (idle <= PREC_AUX_CACHE_BYTES || !lru)
 			return;
 		slot_empty(lru);
 	}

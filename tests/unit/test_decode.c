@@ -1514,6 +1514,22 @@ static void images_per_process(void)
 }
 
 /* One per-CPU stream: thread 100 (prog1), a context switch, thread 200 (loop). */
+/* A new session of a timed per-CPU recording with one tracer event. */
+static struct prec_session *per_cpu_session_new(void)
+{
+	struct prec_session *s = prec_session_new();
+	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
+	struct prec_machine m;
+	uint64_t id = 1;
+
+	set_machine(s, true);
+	m = *prec_session_machine(s);
+	m.per_cpu = true;
+	prec_session_set_machine(s, &m);
+	prec_session_add_event(s, &d, &id, 1);
+	return s;
+}
+
 static void per_cpu_switch(void)
 {
 	static struct prec_tev ev[8192];
@@ -1522,9 +1538,6 @@ static void per_cpu_switch(void)
 	struct enc x;
 	struct prec_session *s;
 	struct sbuf sb = { .n = 0 };
-	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
-	struct prec_machine m;
-	uint64_t id = 1;
 	size_t n, i, sw = SIZE_MAX;
 
 	if (!build_prog(&pa, "prog1", prog1_src) || !build_prog(&pb, "loop", loop_src))
@@ -1556,12 +1569,7 @@ static void per_cpu_switch(void)
 		T_OK(sim_run(&sa, &x, sym(&pa, "_start"), 1000));
 		T_OK(sim_run(&sb2, &x, sym(&pb, "_start"), 9000));
 	}
-	s = prec_session_new();
-	set_machine(s, true);
-	m = *prec_session_machine(s);
-	m.per_cpu = true;
-	prec_session_set_machine(s, &m);
-	prec_session_add_event(s, &d, &id, 1);
+	s = per_cpu_session_new();
 	rec_comm(&sb, 100, 100, "prog1", true, 10);
 	add_prog(s, &sb, &pa, 100, 100, IMG_EMBED, 11);
 	rec_comm(&sb, 200, 200, "loop", true, 12);
@@ -1619,17 +1627,9 @@ static void enc_release(void *scratch)
 static struct prec_session *cpu_session(const struct prog *p, const struct enc *x, size_t len,
 					uint64_t t1, uint64_t t2, bool others)
 {
-	struct prec_session *s = prec_session_new();
+	struct prec_session *s = per_cpu_session_new();
 	struct sbuf sb = { .n = 0 }, sb5 = { .n = 0 };
-	struct prec_evdesc d = { .name = "intel_pt//u", .kind = PREC_EVK_TRACER };
-	struct prec_machine m;
-	uint64_t id = 1;
 
-	set_machine(s, true);
-	m = *prec_session_machine(s);
-	m.per_cpu = true;
-	prec_session_set_machine(s, &m);
-	prec_session_add_event(s, &d, &id, 1);
 	rec_comm(&sb, 200, 200, "loop", true, 10);
 	add_prog(s, &sb, p, 200, 200, IMG_EMBED, 11);
 	rec_comm(&sb, 200, 201, "loop", false, 12);
