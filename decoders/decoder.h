@@ -83,6 +83,9 @@ enum prec_br_kind {
 	PREC_BR_TX_ABORT,         /* transaction abort */
 };
 
+/* The branch kinds but the jumps within code (prec_decoder_opts.branch_kinds). */
+#define PREC_BR_NO_JUMPS (~(1u << PREC_BR_JUMP | 1u << PREC_BR_COND | 1u << PREC_BR_INDIRECT))
+
 /* PREC_TEV_BRANCH flags */
 #define PREC_BRF_INDIRECT 0x1     /* target came from trace (TIP), not the code */
 

@@ -5,21 +5,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "output/report.h"
 
-/* A frame's name in a folded stack: the symbol, or [object] when it has none. */
-static void frame_name(const struct prec_profile *p, uint32_t fn, FILE *out)
+/*
+ * A frame's name in a folded stack: the symbol, or [object] when it has none;
+ * ';' separates frames and ' ' the count, so neither is left in a name. Made
+ * once per function (a stack repeats its callers' names on every line).
+ */
+static char *frame_name(const struct prec_pfunc *f)
 {
-	const struct prec_pfunc *f = &p->fn[fn];
-	const char *s;
+	char *s, *c;
 
 	if (!strcmp(f->name, "[unknown]")) {
-		fprintf(out, "[%s]", prec_profile_base(f->dso));
-		return;
+		const char *base = prec_profile_base(f->dso);
+
+		s = malloc(strlen(base) + 3);
+		if (s)
+			sprintf(s, "[%s]", base);
+		return s;
 	}
-	/* ';' separates frames and ' ' the count: neither may be in a name. */
-	for (s = f->name; *s; s++)
-		fputc(*s == ';' ? ':' : *s == ' ' ? '_' : *s, out);
+	s = strdup(f->name);
+	for (c = s; c && *c; c++)
+		if (*c == ';' || *c == ' ')
+			*c = *c == ';' ? ':' : '_';
+	return s;
 }
 
 static uint64_t weight_of(const struct prec_pnode *n, enum prec_weight w)
@@ -29,10 +39,14 @@ static uint64_t weight_of(const struct prec_pnode *n, enum prec_weight w)
 
 int prec_view_folded(const struct prec_profile *p, const struct prec_view_opts *o, FILE *out)
 {
+	char **names = calloc(p->nfn ? p->nfn : 1, sizeof(*names));
 	uint32_t *path = NULL;
-	size_t cap = 0, i;
+	size_t i;
+	int err = 0;
 
-	for (i = 1; i < p->nnode; i++) {
+	if (!names)
+		return -ENOMEM;
+	for (i = 1; i < p->nnode && !err; i++) {
 		uint64_t w = weight_of(&p->node[i], o->weight);
 		size_t n = 0;
 		uint32_t k;
@@ -40,25 +54,30 @@ int prec_view_folded(const struct prec_profile *p, const struct prec_view_opts *
 		if (!w)
 			continue;
 		for (k = (uint32_t)i; k; k = p->node[k].parent) {
-			if (n == cap) {
-				uint32_t *np = realloc(path, (cap = cap ? cap * 2 : 64) * sizeof(*np));
-
-				if (!np) {
-					free(path);
-					return -ENOMEM;
-				}
-				path = np;
+			if (PREC_ARRAY_RESERVE(path, n, 1)) {
+				err = -ENOMEM;
+				break;
 			}
 			path[n++] = p->node[k].fn;
 		}
-		while (n--) {
-			frame_name(p, path[n], out);
-			fputc(n ? ';' : ' ', out);
+		while (!err && n--) {
+			uint32_t fn = path[n];
+
+			if (!names[fn] && !(names[fn] = frame_name(&p->fn[fn])))
+				err = -ENOMEM;
+			else {
+				fputs(names[fn], out);
+				putc(n ? ';' : ' ', out);
+			}
 		}
-		fprintf(out, "%" PRIu64 "\n", w);
+		if (!err)
+			fprintf(out, "%" PRIu64 "\n", w);
 	}
+	for (i = 0; i < p->nfn; i++)
+		free(names[i]);
+	free(names);
 	free(path);
-	return prec_view_status(out);
+	return err ? err : prec_view_status(out);
 }
 
 /* ---- --perfetto: Chrome trace-event JSON ---- */

@@ -221,7 +221,7 @@ int prec_view_json_decoded(struct prec_session *s, const struct prec_output_opts
 		[PREC_FMT_BRANCHES] = "branches",
 	};
 	struct jctx j = { s, o->fmt, prec_session_machine(s)->tsc, o->max_depth, o->hide, out };
-	struct prec_tap tap = { tap_event, tap_trigger, &j, tap_plt_call };
+	struct prec_tap tap = { tap_event, tap_trigger, &j, tap_plt_call, 0, true };
 	struct prec_output_opts oo = *o;
 	int err;
 
@@ -231,6 +231,8 @@ int prec_view_json_decoded(struct prec_session *s, const struct prec_output_opts
 	/* --follow: the rounds after the first (the last too) go on from the one before. */
 	if (!o->rounds || !prec_follow_started(o->rounds))
 		prec_json_header(out, names[o->fmt]);
+	if (o->fmt != PREC_FMT_BRANCHES)
+		tap.branch_kinds = PREC_BR_NO_JUMPS;
 	oo.fmt = PREC_FMT_TAP;
 	oo.tap = &tap;
 	err = prec_output_run(s, &oo, out);

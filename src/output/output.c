@@ -129,6 +129,22 @@ struct prec_fmt_ctx {
 	unsigned loc_bits;        /* 0: none yet */
 	bool loc_failed;          /* no room: lookups go uncached */
 	size_t loc_misses;        /* while smaller than LOC_CACHE_BITS */
+	/*
+	 * --insn-trace: an instruction's line after its prefix, by (space,
+	 * address, mode): the code of a space does not change, and hot loops
+	 * print the same instructions over and over.
+	 */
+	struct insn_ent *insns;   /* 1 << INSN_CACHE_BITS entries, or NULL */
+	cs_insn *cs_insn;         /* capstone's answer, made once */
+};
+
+#define INSN_CACHE_BITS 16 /* 12 MiB at most (pages are touched as used) */
+struct insn_ent {
+	const struct prec_aspace *as;  /* NULL: empty */
+	uint64_t ip;
+	uint8_t mode, size;       /* the instruction's length */
+	uint16_t len;             /* of text */
+	char text[164];           /* longer lines are not kept */
 };
 
 /*
@@ -1003,11 +1019,48 @@ static bool insn_text(struct prec_fmt_ctx *f, int pid, uint64_t time, uint64_t i
 	return true;
 }
 
+/*
+ * The line of the instruction at @ip of @as after its prefix, into the
+ * output. Returns its length, or 0 where the code is not known (then
+ * "(no code)" is written).
+ */
+static size_t insn_line(struct prec_fmt_ctx *f, struct prec_aspace *as, uint64_t ip)
+{
+	uint8_t bytes[16];
+	size_t n = prec_aspace_read(as, ip, bytes, 15);
+	const uint8_t *code = bytes;
+	uint64_t addr = ip;
+	struct prec_loc loc;
+
+	resolve_in(f, as, ip, &loc);
+	put_hex(f, ip, 16);
+	put(f, " ", 1);
+	symoff(f, &loc, ip);
+	put(f, "\t", 1);
+	if (!f->cs_ok || !n || (!f->cs_insn && !(f->cs_insn = cs_malloc(f->cs))) ||
+	    !cs_disasm_iter(f->cs, &code, &n, &addr, f->cs_insn)) {
+		out(f, "(no code)\n");
+		return 0;
+	}
+	put(f, f->cs_insn->mnemonic, strlen(f->cs_insn->mnemonic));
+	if (f->cs_insn->op_str[0]) {
+		put(f, " ", 1);
+		put(f, f->cs_insn->op_str, strlen(f->cs_insn->op_str));
+	}
+	if (f->o.srcline && loc.symtab) {
+		struct prec_srcline sl;
+
+		if (!prec_symtab_srcline(loc.symtab, loc.vaddr, prec_session_symfs(f->s), &sl))
+			out(f, "\t%s:%d", sl.file, sl.line);
+	}
+	put(f, "\n", 1);
+	return f->cs_insn->size;
+}
+
 static void print_insns(struct prec_fmt_ctx *f, const struct prec_tev *ev)
 {
 	struct prec_aspace *as = aspace_at(f, ev->pid, ctx_time(f, ev->time));
 	uint64_t ip = ev->u.block.ip;
-	struct prec_loc loc;
 	uint32_t i;
 
 	/* x86: disassemble in the mode the decoder ran the block in. */
@@ -1016,35 +1069,34 @@ static void print_insns(struct prec_fmt_ctx *f, const struct prec_tev *ev)
 		cs_option(f->cs, CS_OPT_MODE,
 			  f->cs_mode == 16 ? CS_MODE_16 : f->cs_mode == 32 ? CS_MODE_32 : CS_MODE_64);
 	}
+	if (!f->insns)
+		f->insns = calloc((size_t)1 << INSN_CACHE_BITS, sizeof(*f->insns));
 	for (i = 0; i < ev->u.block.ninsn && ip <= ev->u.block.end_ip; i++) {
-		uint8_t bytes[16];
-		size_t n = prec_aspace_read(as, ip, bytes, 15);
-		cs_insn *insn = NULL;
+		struct insn_ent *e = f->insns ? &f->insns[(ip ^ (ip >> 13) ^ (uintptr_t)as) *
+							  0x9e3779b97f4a7c15ull >>
+							  (64 - INSN_CACHE_BITS)] : NULL;
+		size_t start, size, len;
+		uint64_t nflush;
 
-		resolve_in(f, as, ip, &loc);
 		prefix(f, ev->tid, ev->cpu, ev->time);
-		out(f, "%16" PRIx64 " ", ip);
-		if (loc.sym) {
-			out(f, "%s+0x%" PRIx64, loc.sym->name, loc.symoff);
-		} else {
-			out(f, "[unknown]");
+		if (e && e->as == as && e->ip == ip && e->mode == f->cs_mode) {
+			put(f, e->text, e->len);
+			ip += e->size;
+			continue;
 		}
-		out(f, " (%s)\t", loc.dso ? loc.dso : "[unknown]");
-		if (!f->cs_ok || !n || cs_disasm(f->cs, bytes, n, ip, 1, &insn) != 1) {
-			out(f, "(no code)\n");
+		start = f->len;
+		nflush = f->nflush;
+		size = insn_line(f, as, ip);
+		if (!size)
 			return;
+		if (e && (len = keep_piece(f, start, nflush, e->text, sizeof(e->text)))) {
+			e->as = as;
+			e->ip = ip;
+			e->mode = f->cs_mode;
+			e->size = (uint8_t)size;
+			e->len = (uint16_t)len;
 		}
-		out(f, "%s%s%s", insn->mnemonic, insn->op_str[0] ? " " : "", insn->op_str);
-		if (f->o.srcline && loc.symtab) {
-			struct prec_srcline sl;
-
-			if (!prec_symtab_srcline(loc.symtab, loc.vaddr, prec_session_symfs(f->s),
-						 &sl))
-				out(f, "\t%s:%d", sl.file, sl.line);
-		}
-		out(f, "\n");
-		ip += insn->size;
-		cs_free(insn, 1);
+		ip += size;
 	}
 }
 
@@ -1636,6 +1688,9 @@ void prec_fmt_free(struct prec_fmt_ctx *f)
 	free(f->trigs);
 	free(f->buf);
 	free(f->locs);
+	free(f->insns);
+	if (f->cs_insn)
+		cs_free(f->cs_insn, 1);
 	if (f->cs_ok)
 		cs_close(&f->cs);
 	free(f);
@@ -2012,8 +2067,15 @@ static void decoder_opts(const struct prec_fmt_ctx *f, const struct prec_output_
 	 * (on_branch()): the decoder leaves them out.
 	 */
 	if (call_fmt(f) && !o->symbol && !o->no_plt && !o->tap)
-		dopts->branch_kinds = ~(1u << PREC_BR_JUMP | 1u << PREC_BR_COND |
-					1u << PREC_BR_INDIRECT);
+		dopts->branch_kinds = PREC_BR_NO_JUMPS;
+	/*
+	 * A tap takes what it asks for. The formatter in front of it follows
+	 * calls and returns only, unless --symbol or --no-plt are given.
+	 */
+	if (o->tap && o->fmt == PREC_FMT_TAP && !o->symbol && !o->no_plt) {
+		dopts->branch_kinds = o->tap->branch_kinds;
+		dopts->no_blocks = o->tap->no_blocks;
+	}
 }
 
 /*

@@ -83,6 +83,13 @@ struct prec_tap {
 	 * May be NULL.
 	 */
 	int (*plt_call)(void *arg, const struct prec_tev *call, uint64_t to, int depth);
+	/*
+	 * What the tap does something with: the branch kinds (bit 1 << kind
+	 * each; 0: all) and blocks. Without --symbol or --no-plt, which need
+	 * them in the formatter, the decoder makes no others.
+	 */
+	uint32_t branch_kinds;
+	bool no_blocks;
 };
 
 struct prec_follow;

@@ -52,12 +52,31 @@ struct ptab {                     /* open addressing: index + 1, 0 empty */
 	size_t cap;
 };
 
+/*
+ * The function at an address of an address space (and thread, by thread):
+ * a direct-mapped cache in front of the symbol lookup and the function table,
+ * since most calls go to functions called before.
+ */
+#define FN_CACHE_BITS 14
+struct fn_ent {
+	const struct prec_aspace *as;
+	uint64_t addr;
+	int tid;
+	uint32_t fn;
+};
+
 struct priv {
 	struct prec_profile *p;
 	const struct prec_profile_opts *o;
 	struct pthr *thr;
 	size_t nthr, last;
 	struct ptab fns, edges, nodes;
+	struct fn_ent *fn_cache;  /* 1 << FN_CACHE_BITS entries, or NULL: uncached */
+	struct {                  /* the last prec_images_aspace_span() answer */
+		struct prec_aspace *as;
+		int pid;
+		uint64_t from, until;
+	} as_c;
 	bool *hidden;             /* per function: --hide-dso */
 	bool *stub;               /* per function: a PLT stub */
 	bool *fold;               /* per function: a stub or the dynamic linker */
@@ -285,16 +304,34 @@ static struct pthr *thr_get(struct priv *v, int tid)
 	return &v->thr[v->nthr++];
 }
 
+/* prec_images_aspace(), through the cache */
+static struct prec_aspace *aspace_at(struct priv *v, int pid, uint64_t time)
+{
+	if (!v->as_c.as || v->as_c.pid != pid || time < v->as_c.from || time >= v->as_c.until) {
+		v->as_c.as = prec_images_aspace_span(prec_session_images(v->p->s), pid, time,
+						     &v->as_c.from, &v->as_c.until);
+		v->as_c.pid = pid;
+	}
+	return v->as_c.as;
+}
+
 /* The function @addr lies in, for thread @t of process @pid at @time. */
 static uint32_t fn_at(struct priv *v, struct pthr *t, int pid, uint64_t time, uint64_t addr)
 {
-	struct prec_aspace *as = prec_images_aspace(prec_session_images(v->p->s), pid,
-						    time || v->p->timed ? time : UINT64_MAX);
+	struct prec_aspace *as = aspace_at(v, pid, time || v->p->timed ? time : UINT64_MAX);
+	int tid = v->o->by_thread ? t->tid : -1;
+	struct fn_ent *e = NULL;
 	struct prec_loc loc;
 	uint32_t fn;
 
 	if (as == t->as && addr >= t->lo && addr < t->hi)
 		return t->cfn;
+	if (v->fn_cache) {
+		e = &v->fn_cache[(((addr ^ (addr >> 21)) ^ (uintptr_t)as) + (uint64_t)(uint32_t)tid) *
+				 0x9e3779b97f4a7c15ull >> (64 - FN_CACHE_BITS)];
+		if (e->as == as && e->addr == addr && e->tid == tid)
+			return e->fn;
+	}
 	prec_aspace_resolve(as, addr, &loc);
 	fn = fn_get(v, loc.dso ? loc.dso : "[unknown]", loc.sym ? loc.sym->name : "[unknown]",
 		    t->tid);
@@ -302,6 +339,8 @@ static uint32_t fn_at(struct priv *v, struct pthr *t, int pid, uint64_t time, ui
 		v->err = -ENOMEM;
 		return 0;
 	}
+	if (e)
+		*e = (struct fn_ent){ as, addr, tid, fn };
 	t->as = as;
 	t->lo = t->hi = 0;
 	if (loc.sym && loc.sym->size) {
@@ -746,7 +785,7 @@ int prec_profile_run(struct prec_session *s, const struct prec_output_opts *o,
 		     const struct prec_profile_opts *po, struct prec_profile **out)
 {
 	struct prec_output_opts oo = *o;
-	struct prec_tap tap = { tap_event, tap_trigger, NULL, NULL };
+	struct prec_tap tap = { tap_event, tap_trigger, NULL, NULL, PREC_BR_NO_JUMPS, false };
 	struct priv v = { 0 };
 	struct prec_profile *p = calloc(1, sizeof(*p));
 	int err;
@@ -774,8 +813,10 @@ int prec_profile_run(struct prec_session *s, const struct prec_output_opts *o,
 	}
 	oo.fmt = PREC_FMT_TAP;
 	oo.tap = &tap;
+	v.fn_cache = calloc((size_t)1 << FN_CACHE_BITS, sizeof(*v.fn_cache));
 	err = prec_output_run(s, &oo, stdout);
 	finish(&v);
+	free(v.fn_cache);
 	free(v.thr);
 	free(v.fns.slot);
 	free(v.edges.slot);
