@@ -237,7 +237,7 @@ $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.c tests/fuzz/fuzz.h $(B)/libprec.a
 
 fuzz-bins: $(FUZZ_BIN) $(B)/ptrec
 
-# bench/ipt_floor too: tests/cli/rawpt.sh checks its prototype walk against libipt.
+# bench/ipt_floor too: tests/cli/rawpt.sh decodes its raw streams with it.
 tests: all $(TEST_BIN) $(TOOL_BIN) $(PROG_BIN) $(ARM_PROG_BIN) $(FUZZ_REPLAY) $(if $(filter 1,$(NO_LIBIPT)),,$(B)/bench/ipt_floor)
 
 bench: all $(BENCH_BIN)

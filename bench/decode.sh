@@ -31,11 +31,8 @@
 # to the libipt floor (bench/ipt_floor with ptdump's block-decoder
 # configuration, on the raw export of the same stream and images) and to
 # perf script --call-trace on the same trace exported with --to-perf-data.
-# The qry-walk row decodes the floor's stream with bench/ipt_floor --walk
-# qry: the walk of ptdump's default core (a walk of its own over libipt's
-# query decoder) in its bare form, with a note whether it gives the floor's
-# instructions and ticks. The libipt-core rows decode with --core libipt
-# (ptdump's views over libipt's block decoder).
+# The libipt-core rows decode with --core libipt (ptdump's views over
+# libipt's block decoder).
 # The view rows decode with -j1 (one pass, no threads: CPU time against the
 # floor); the parallel rows then decode with -j JOBS and give the speedup,
 # wall time of -j1 over that of -j JOBS from the same run (the machine's
@@ -122,7 +119,7 @@ row() {
 
 # bench NAME: every view of $DIR/NAME.data against the floor and perf.
 bench() {
-	local name=$1 data=$DIR/$1.data stats errors args v fc wcount
+	local name=$1 data=$DIR/$1.data stats errors args v
 	stats=$("$PTDUMP" --stats "$data")
 	bytes=$(sed -n 's/^total: [0-9]* streams*, \([0-9]*\) bytes$/\1/p' <<<"$stats")
 	insns=$(sed -n 's/^instructions: \([0-9]*\)$/\1/p' <<<"$stats")
@@ -144,15 +141,6 @@ bench() {
 		measure sh -c "cd '$DIR/raw' && exec '$FLOOR' --ptdump-config 1 \$(cat '$args')"
 		row libipt-floor
 		floor_cpu=$cpu
-		# The prototype decoder core (ipt_floor --walk qry): its own walk over
-		# libipt's query decoder; compared with the floor's instructions and
-		# tick events (count and checksum: fields 2, 14 and 15 of the line).
-		fc=$(cd "$DIR/raw" && "$FLOOR" --ptdump-config 1 $(cat "$args") 2>/dev/null | awk '{ print $2, $14, $15 }')
-		wcount=$(cd "$DIR/raw" && "$FLOOR" --walk qry $(cat "$args") 2>/dev/null | awk '{ print $2, $14, $15 }')
-		measure sh -c "cd '$DIR/raw' && exec '$FLOOR' --walk qry \$(cat '$args')"
-		row qry-walk
-		[ -n "$fc" ] && { [ "$fc" = "$wcount" ] && echo "      (the floor's instructions and tick events)" ||
-			echo "      (instructions, ticks: $wcount; the floor's: $fc)"; }
 		[ "$(ls "$DIR"/raw/*.ptxed.args | wc -l)" -gt 1 ] &&
 			echo "      (the floor decodes the largest of $(ls "$DIR"/raw/*.ptxed.args | wc -l) streams only)"
 	fi
@@ -215,7 +203,5 @@ echo "resident memory. x floor: CPU time over that of bench/ipt_floor, libipt's 
 echo "decoder alone on the same stream and images configured as ptdump's (blocks end"
 echo "at calls and jumps, tick events), no events or output. perf/this: CPU time of"
 echo "perf script --call-trace (perf's own Intel PT decoder) on the same trace"
-echo "exported with ptdump --to-perf-data, over this view's. qry-walk: the floor's"
-echo "stream walked as ptdump's default core walks it, bare (ipt_floor --walk qry:"
-echo "libipt's query decoder and a block cache of its own). libipt-core: ptdump with"
+echo "exported with ptdump --to-perf-data, over this view's. libipt-core: ptdump with"
 echo "--core libipt (libipt's block decoder under the same views)."

@@ -208,6 +208,14 @@ struct prec_decoder_opts {
 	 */
 	bool counts;
 	/*
+	 * Blocks that follow each other in one function (symbol), with
+	 * nothing between and the same time and context, given as one: the
+	 * first's ip, the last's end_ip, ninsn summed (a view that counts
+	 * instructions by function). Intel PT only; where the cuts of -j fall
+	 * may part such a run in two.
+	 */
+	bool fn_blocks;
+	/*
 	 * A stream the session holds by reference (prec_stream.refs) is
 	 * decoded in windows of about this many bytes, cut at PSBs (0: the
 	 * default, PREC_DECODE_WINDOW); the events are the same as for the

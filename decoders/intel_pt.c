@@ -145,9 +145,15 @@ struct ipt {
 	int mode;
 
 	struct prec_evq q;
-	/* opts.counts: the PREC_TEV_COUNTS event being summed, not queued yet */
+	/*
+	 * opts.counts: the PREC_TEV_COUNTS event being summed, not queued yet;
+	 * opts.fn_blocks: the block being extended.
+	 */
 	bool agg_open;
 	struct prec_tev agg;
+	/* opts.fn_blocks: the function [fn_lo, fn_hi) of space fn_as (0, 0: none known) */
+	const struct prec_aspace *fn_as;
+	uint64_t fn_lo, fn_hi;
 
 	struct icache_ent *ic;
 	unsigned ic_bits;
@@ -349,6 +355,48 @@ static inline struct prec_tev_counts *count_at(struct ipt *d, uint64_t time, uin
 	    a->pid == d->pid && a->tid == d->tid)
 		return &a->u.counts;
 	return count_new(d, time, tsc);
+}
+
+static int mode_bits(enum pt_exec_mode m);
+
+/*
+ * opts.fn_blocks: block @b, added to the block open when it follows it with
+ * nothing between, at the same time and in the same context, and starts in
+ * the function (symbol) where that one starts; else the block opened.
+ */
+static void fn_block(struct ipt *d, const struct pt_block *b)
+{
+	struct prec_tev *a = &d->agg;
+	uint64_t time = d->have_time ? d->time : 0, tsc = d->have_time ? d->tsc : 0;
+	uint8_t mode = (uint8_t)mode_bits(b->mode);
+	struct prec_loc loc;
+
+	if (d->agg_open && a->time == time && a->tsc == tsc && a->cpu == d->cpu &&
+	    a->pid == d->pid && a->tid == d->tid && a->u.block.mode == mode &&
+	    d->fn_as == d->as && b->ip >= d->fn_lo && b->ip < d->fn_hi &&
+	    a->u.block.ninsn <= UINT32_MAX - b->ninsn) {
+		a->u.block.end_ip = b->end_ip;
+		a->u.block.ninsn += b->ninsn;
+		return;
+	}
+	agg_flush(d);
+	head(d, a, PREC_TEV_BLOCK, time, tsc);
+	a->u.block.ip = b->ip;
+	a->u.block.end_ip = b->end_ip;
+	a->u.block.ninsn = b->ninsn;
+	a->u.block.mode = mode;
+	d->agg_open = true;
+	if (d->fn_as == d->as && b->ip >= d->fn_lo && b->ip < d->fn_hi)
+		return;
+	d->fn_as = d->as;
+	d->fn_lo = d->fn_hi = 0;
+	if (!d->as)
+		return;
+	prec_aspace_resolve(d->as, b->ip, &loc);
+	if (loc.sym && loc.sym->size) {
+		d->fn_lo = b->ip - loc.symoff;
+		d->fn_hi = d->fn_lo + loc.sym->size;
+	}
 }
 
 /*
@@ -1346,6 +1394,8 @@ static void handle_block(struct ipt *d, const struct pt_block *b)
 
 		c->blocks++;
 		c->insns += b->ninsn;
+	} else if (d->opts.fn_blocks) {
+		fn_block(d, b);
 	} else if (!d->opts.no_blocks) {
 		e = push(d, PREC_TEV_BLOCK);
 		e->u.block.ip = b->ip;
@@ -1593,7 +1643,8 @@ static int step(struct ipt *d)
 			count_run(d);
 			return 0;
 		}
-		if (!d->opts.no_blocks || d->pushed != pushed || n >= STEP_BLOCKS)
+		if ((!d->opts.no_blocks && !d->opts.fn_blocks) || d->pushed != pushed ||
+		    n >= STEP_BLOCKS)
 			return 0;
 	}
 }

@@ -305,7 +305,7 @@ int prec_view_durations(struct prec_session *s, const struct prec_output_opts *o
 {
 	struct dctx local = { 0 }, *c = keep && o->rounds ? &keep->c : &local;
 	struct prec_tap tap = { tap_event, NULL, c, o->no_plt ? tap_plt_call : NULL,
-				 PREC_BR_NO_JUMPS, false };
+				 PREC_BR_NO_JUMPS, false, true };
 	struct prec_output_opts oo = *o;
 	size_t i, k;
 	int err;

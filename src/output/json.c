@@ -221,7 +221,7 @@ int prec_view_json_decoded(struct prec_session *s, const struct prec_output_opts
 		[PREC_FMT_BRANCHES] = "branches",
 	};
 	struct jctx j = { s, o->fmt, prec_session_machine(s)->tsc, o->max_depth, o->hide, out };
-	struct prec_tap tap = { tap_event, tap_trigger, &j, tap_plt_call, 0, true };
+	struct prec_tap tap = { tap_event, tap_trigger, &j, tap_plt_call, 0, true, false };
 	struct prec_output_opts oo = *o;
 	int err;
 

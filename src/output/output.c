@@ -358,6 +358,14 @@ static void put_hex(struct prec_fmt_ctx *f, uint64_t v, size_t width)
 	put_pad(f, p, (size_t)(e - p), width, false);
 }
 
+/* "%#" PRIx64 of @v: 0x before its digits, unless it is 0 */
+static void put_hex0x(struct prec_fmt_ctx *f, uint64_t v)
+{
+	if (v)
+		put(f, "0x", 2);
+	put_hex(f, v, 0);
+}
+
 /* ---- threads and shadow stacks ---- */
 
 static struct thr *thread_get(struct prec_fmt_ctx *f, int tid)
@@ -1143,14 +1151,27 @@ static void print_event(struct prec_fmt_ctx *f, const struct prec_tev *ev)
 {
 	prefix(f, ev->tid, ev->cpu, ev->time);
 	switch (ev->type) {
-	case PREC_TEV_BLOCK:
-		out(f, "block %#" PRIx64 "-%#" PRIx64 " ninsn %u\n", ev->u.block.ip,
-		    ev->u.block.end_ip, ev->u.block.ninsn);
+	case PREC_TEV_BLOCK: /* "block %#x-%#x ninsn %u\n", the lines most events are */
+		put(f, "block ", 6);
+		put_hex0x(f, ev->u.block.ip);
+		put(f, "-", 1);
+		put_hex0x(f, ev->u.block.end_ip);
+		put(f, " ninsn ", 7);
+		put_dec(f, ev->u.block.ninsn, 0, false);
+		put(f, "\n", 1);
 		break;
-	case PREC_TEV_BRANCH:
-		out(f, "branch %s %#" PRIx64 " => %#" PRIx64 "\n",
-		    prec_br_kind_name(ev->u.branch.kind), ev->u.branch.from, ev->u.branch.to);
+	case PREC_TEV_BRANCH: { /* "branch %s %#x => %#x\n" */
+		const char *kn = prec_br_kind_name(ev->u.branch.kind);
+
+		put(f, "branch ", 7);
+		put(f, kn, strlen(kn));
+		put(f, " ", 1);
+		put_hex0x(f, ev->u.branch.from);
+		put(f, " => ", 4);
+		put_hex0x(f, ev->u.branch.to);
+		put(f, "\n", 1);
 		break;
+	}
 	case PREC_TEV_TRACE_BEGIN:
 		out(f, "begin %#" PRIx64 "\n", ev->u.trace.ip);
 		break;
@@ -2075,6 +2096,8 @@ static void decoder_opts(const struct prec_fmt_ctx *f, const struct prec_output_
 	if (o->tap && o->fmt == PREC_FMT_TAP && !o->symbol && !o->no_plt) {
 		dopts->branch_kinds = o->tap->branch_kinds;
 		dopts->no_blocks = o->tap->no_blocks;
+		/* Not for --follow's resume places and --merge's parts, which count blocks. */
+		dopts->fn_blocks = o->tap->fn_blocks && !o->rounds && !o->shards;
 	}
 }
 

@@ -90,6 +90,7 @@ struct prec_tap {
 	 */
 	uint32_t branch_kinds;
 	bool no_blocks;
+	bool fn_blocks;           /* blocks by function will do (prec_decoder_opts) */
 };
 
 struct prec_follow;

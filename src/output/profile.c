@@ -785,7 +785,7 @@ int prec_profile_run(struct prec_session *s, const struct prec_output_opts *o,
 		     const struct prec_profile_opts *po, struct prec_profile **out)
 {
 	struct prec_output_opts oo = *o;
-	struct prec_tap tap = { tap_event, tap_trigger, NULL, NULL, PREC_BR_NO_JUMPS, false };
+	struct prec_tap tap = { tap_event, tap_trigger, NULL, NULL, PREC_BR_NO_JUMPS, false, true };
 	struct priv v = { 0 };
 	struct prec_profile *p = calloc(1, sizeof(*p));
 	int err;

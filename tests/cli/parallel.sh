@@ -13,6 +13,8 @@ model_suite parallel "$PROGS/loop" || { t_done; exit; }
 emu_rec calls 'intel_pt//' "$PROGS/calls"
 emu_rec threads 'intel_pt/noretcomp/' "$PROGS/threads"
 emu_rec signals 'intel_pt//' "$PROGS/signals"
+# Functions entered by jumps and fall-through, at the time of the code before.
+emu_rec tailcall 'intel_pt//' "$PROGS/tailcall" 2
 # Return compression over many parts: a compressed return whose call lies
 # in the part before.
 emu_rec loopret 'intel_pt//' "$PROGS/loop" 40
@@ -70,6 +72,31 @@ print(n["branch"], n["call"], n["return"], n["syscall"])')"
 	t_eq "$f: --stats totals = the instructions of --insn-trace, the branches of --branches" "$want" \
 		"$("$PTDUMP" -j1 --stats "$f.data" 2>/dev/null | awk '$1 == "instructions:" { i = $2 } $1 == "branches:" { b = $2 }
 			$1 == "calls:" { c = $2 } $1 == "returns:" { r = $2 } $1 == "syscalls:" { s = $2 } END { print i, b, c, r, s }')"
+done
+
+# --folded and --report take blocks summed by function from the decoder
+# (prec_decoder_opts.fn_blocks): each function's instructions must still be
+# those the instruction trace shows in it, with -j1 and -j4.
+for f in calls threads signals tailcall loopret loop damaged cut; do
+	[ -e "$f.data" ] || continue
+	want=$("$PTDUMP" -j1 -q --insn-trace "$f.data" 2>/dev/null | python3 -c 'import collections, os, re, sys
+n = collections.Counter()
+for l in sys.stdin:
+    if "\t" not in l: continue
+    m = re.search(r" (\S+)\+0x[0-9a-f]+ \((.*)\)\t", l)
+    if m: n[m.group(1)] += 1
+    else: n["[" + os.path.basename(re.search(r" \[unknown\] \((.*)\)\t", l).group(1)) + "]"] += 1
+print(" ".join("%s=%d" % kv for kv in sorted(n.items())))')
+	for j in 1 4; do
+		got=$("$PTDUMP" -j$j -q --folded "$f.data" 2>/dev/null | python3 -c 'import collections, sys
+n = collections.Counter()
+for l in sys.stdin:
+    stack, w = l.rsplit(" ", 1)
+    n[stack.split(";")[-1]] += int(w)
+print(" ".join("%s=%d" % kv for kv in sorted(n.items())))')
+		t_eq "$f -j$j: --folded's instructions by function = --insn-trace's" "$want" "$got"
+	done
+	t_match "$f: the instruction trace has functions" '^[^ ]+=[0-9]+' "$want"
 done
 
 # With libipt's block decoder as the core (--core libipt), too.
