@@ -1772,6 +1772,9 @@ static int fmt_rebind(struct prec_fmt_ctx *f, struct prec_session *s,
 	f->as_c.as = NULL;
 	if (f->locs)
 		memset(f->locs, 0, ((size_t)1 << f->loc_bits) * sizeof(*f->locs));
+	/* A new session's spaces may lie where the last one's did. */
+	free(f->insns);
+	f->insns = NULL;
 	return trigs_make(f);
 }
 
