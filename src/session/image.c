@@ -1154,8 +1154,19 @@ static struct pt_image *build_image(struct prec_aspace *as, struct pt_image_sect
 	int err;
 
 	pthread_mutex_lock(&memfd_mu);
-	if (!im->memfd_done)
+	if (!im->memfd_done) {
 		im->memfd_err = write_memfd(im);
+		/* Else the decode only says "no code image" where code was needed. */
+		if (im->memfd_err) {
+			pthread_mutex_lock(&dso_mu);
+			prec_session_warn(im->s,
+					  "cannot hand the code to libipt's block decoder (a memory "
+					  "file: %s): its decode has no code; the default core "
+					  "(--core walk) reads the code itself",
+					  strerror(-im->memfd_err));
+			pthread_mutex_unlock(&dso_mu);
+		}
+	}
 	im->memfd_done = true;
 	err = im->memfd_err;
 	pthread_mutex_unlock(&memfd_mu);

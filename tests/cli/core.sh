@@ -86,6 +86,19 @@ EOF
 	fi
 done
 
+# libipt's block decoder reads the code from a memory file ptdump writes;
+# where that write fails (a file size limit here), ptdump says so once
+# instead of leaving only "no code image" errors, and the walk, which reads
+# the code itself, decodes the same trace as without the limit.
+(trap '' XFSZ; ulimit -f 16; "$PTDUMP" --core libipt --call-trace calls.data 2>err.txt | cat >/dev/null)
+t_match "--core libipt, the memory file cannot be written: a warning says why" \
+	"cannot hand the code to libipt's block decoder .*File too large" "$(cat err.txt)"
+t_eq "--core libipt, the memory file cannot be written: said once" 1 \
+	"$(grep -c 'cannot hand the code' err.txt)"
+want=$("$PTDUMP" --call-trace calls.data 2>/dev/null | cksum)
+t_eq "--core walk under the same limit: the same call trace" "$want" \
+	"$( (trap '' XFSZ; ulimit -f 16; "$PTDUMP" --call-trace calls.data 2>/dev/null | cksum) )"
+
 # A bad --core is a usage error.
 "$PTDUMP" --core fast --stats calls.data >/dev/null 2>err.txt
 t_eq "--core fast: exit 2" 2 $?
