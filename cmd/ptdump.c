@@ -1609,8 +1609,7 @@ static int follow_wait(struct args *a, struct follow_out *fo)
 		err = err ? -err : follow_loop(a, fd, NULL, fo);
 	} else {
 		outf = fopencookie(fo, "w", io);
-		/* --no-plt keeps a call's places in the session until its target: none go on. */
-		if (a->view->run == run_decoded && !a->oo.no_plt) {
+		if (a->view->run == run_decoded) {
 			fo->rounds = prec_follow_new();
 			if (fo->rounds && a->durations && !(a->dur_keep = prec_durations_new())) {
 				prec_follow_free(fo->rounds);

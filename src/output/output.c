@@ -1775,6 +1775,20 @@ static int fmt_rebind(struct prec_fmt_ctx *f, struct prec_session *s,
 	/* A new session's spaces may lie where the last one's did. */
 	free(f->insns);
 	f->insns = NULL;
+	/*
+	 * --no-plt: a call through a stub whose target is still to come keeps
+	 * where it was made and the stub, which pointed into the last session:
+	 * found again in this one, which holds all that one did.
+	 */
+	for (size_t i = 0; i < f->nthr; i++) {
+		struct thr *t = &f->thr[i];
+		const struct prec_tev *ev = &t->plt_ev;
+
+		if (!t->plt_depth)
+			continue;
+		resolve(f, ev->pid, ctx_time(f, ev->time), ev->u.branch.from, &t->plt_from);
+		resolve(f, ev->pid, ctx_time(f, ev->time), ev->u.branch.to, &t->plt_stub);
+	}
 	return trigs_make(f);
 }
 

@@ -78,6 +78,8 @@ vargs() {
 	json) echo --call-trace --format=json ;;
 	durations) echo --call-trace --durations ;;
 	sbjson) echo --sideband --format=json ;;
+	noplt) echo --call-trace --no-plt ;;
+	dnoplt) echo --call-trace --durations --no-plt ;;
 	*) echo "--$1" ;;
 	esac
 }
@@ -185,7 +187,7 @@ exec 3<>ctl
 "$PTREC" record --emulate -q -o r.data -- "$PROGS/stages" <ctl >/dev/null 2>rrec.err 3>&- &
 rec=$!
 if wait_for r.data; then
-	views="call-trace call-ret-trace branches events json"
+	views="call-trace call-ret-trace branches events json noplt dnoplt"
 	pids=
 	for v in $views; do
 		"$PTDUMP" --follow -v $(vargs $v) r.data >r.$v 2>r.$v.err 3>&- &
