@@ -20,7 +20,7 @@ emu_rec longjmp 'intel_pt/cyc/' "$PROGS/longjmp"
 emu_rec window 'intel_pt/mtc,cyc/' "$PROGS/window"
 "$PTREC" record --emulate -q -o spawn.data -e 'intel_pt//' -- "$PROGS/spawn" >/dev/null 2>&1
 for f in crash spawn; do [ -s $f.data ] || t_fail "record $f"; done
-RECOPTS='-m 256K,64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
+RECOPTS='-m 256K,64K --chunk-size 64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
 python3 "$SRC/damage_aux.py" loop.data damaged.data cut.data 1::3
 "$PTDUMP" --to-perf-data calls.perf calls.data >/dev/null 2>&1 || t_fail "calls: --to-perf-data"
 

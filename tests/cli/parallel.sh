@@ -18,8 +18,9 @@ emu_rec tailcall 'intel_pt//' "$PROGS/tailcall" 2
 # Return compression over many parts: a compressed return whose call lies
 # in the part before.
 emu_rec loopret 'intel_pt//' "$PROGS/loop" 40
-# A 64 KiB AUX area: many AUX chunks, and gaps where it filled.
-RECOPTS='-m 256K,64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
+# A 64 KiB AUX area and 64 KiB file chunks: many AUX chunks whatever the
+# machine's speed (the damaged copies need several), and gaps where it filled.
+RECOPTS='-m 256K,64K --chunk-size 64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
 
 # Damaged copies: a payload byte of an AUX chunk flipped in the middle of
 # each of several chunks (gaps), trace bytes flipped inside a chunk that

@@ -21,8 +21,9 @@ emu_rec calls 'intel_pt//' "$PROGS/calls"
 emu_rec threads 'intel_pt/noretcomp/' "$PROGS/threads"
 emu_rec signals 'intel_pt//' "$PROGS/signals"
 emu_rec loopret 'intel_pt//' "$PROGS/loop" 8
-# A 64 KiB AUX area: many AUX chunks, and gaps where it filled.
-RECOPTS='-m 256K,64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 8
+# A 64 KiB AUX area and 64 KiB file chunks: many AUX chunks whatever the
+# machine's speed (the damaged copies need several), and gaps where it filled.
+RECOPTS='-m 256K,64K --chunk-size 64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 8
 
 # Damaged copies (as parallel.sh): payload bytes flipped in several AUX
 # chunks (the middle one always: a short recording has few), and the file

@@ -12,8 +12,9 @@ command -v qemu-x86_64 >/dev/null || { t_skip "stream" "qemu-x86_64 not found"; 
 emu_rec calls 'intel_pt//' "$PROGS/calls"
 emu_rec threads 'intel_pt/noretcomp/' "$PROGS/threads"
 emu_rec signals 'intel_pt//' "$PROGS/signals"
-# A 64 KiB AUX area: many AUX chunks, and gaps where it filled.
-RECOPTS='-m 256K,64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
+# A 64 KiB AUX area and 64 KiB file chunks: many AUX chunks whatever the
+# machine's speed (the damaged copies need several), and gaps where it filled.
+RECOPTS='-m 256K,64K --chunk-size 64K' emu_rec loop 'intel_pt/noretcomp/' "$PROGS/loop" 25
 
 # Damaged copies of loop.data: a payload byte of its second AUX chunk
 # flipped (a gap), and the file cut inside its last AUX chunk.
