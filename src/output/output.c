@@ -120,11 +120,7 @@ struct prec_fmt_ctx {
 		uint64_t from, until;
 		const char *comm;
 	} comm_c;
-	struct {
-		int pid;
-		uint64_t from, until;
-		struct prec_aspace *as;
-	} as_c;
+	struct prec_aspace_cache as_c;
 	struct loc_ent *locs;     /* 1 << loc_bits entries, made at the first lookup */
 	unsigned loc_bits;        /* 0: none yet */
 	bool loc_failed;          /* no room: lookups go uncached */
@@ -459,13 +455,7 @@ static uint64_t ctx_time(const struct prec_fmt_ctx *f, uint64_t time)
 /* prec_images_aspace(), through the cache */
 static struct prec_aspace *aspace_at(struct prec_fmt_ctx *f, int pid, uint64_t time)
 {
-	if (!f->as_c.as || f->as_c.pid != pid || time < f->as_c.from ||
-	    time >= f->as_c.until) {
-		f->as_c.as = prec_images_aspace_span(f->im, pid, time, &f->as_c.from,
-						     &f->as_c.until);
-		f->as_c.pid = pid;
-	}
-	return f->as_c.as;
+	return prec_images_aspace_cached(f->im, &f->as_c, pid, time);
 }
 
 /*

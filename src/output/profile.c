@@ -72,11 +72,7 @@ struct priv {
 	size_t nthr, last;
 	struct ptab fns, edges, nodes;
 	struct fn_ent *fn_cache;  /* 1 << FN_CACHE_BITS entries, or NULL: uncached */
-	struct {                  /* the last prec_images_aspace_span() answer */
-		struct prec_aspace *as;
-		int pid;
-		uint64_t from, until;
-	} as_c;
+	struct prec_aspace_cache as_c;
 	bool *hidden;             /* per function: --hide-dso */
 	bool *stub;               /* per function: a PLT stub */
 	bool *fold;               /* per function: a stub or the dynamic linker */
@@ -304,21 +300,12 @@ static struct pthr *thr_get(struct priv *v, int tid)
 	return &v->thr[v->nthr++];
 }
 
-/* prec_images_aspace(), through the cache */
-static struct prec_aspace *aspace_at(struct priv *v, int pid, uint64_t time)
-{
-	if (!v->as_c.as || v->as_c.pid != pid || time < v->as_c.from || time >= v->as_c.until) {
-		v->as_c.as = prec_images_aspace_span(prec_session_images(v->p->s), pid, time,
-						     &v->as_c.from, &v->as_c.until);
-		v->as_c.pid = pid;
-	}
-	return v->as_c.as;
-}
-
 /* The function @addr lies in, for thread @t of process @pid at @time. */
 static uint32_t fn_at(struct priv *v, struct pthr *t, int pid, uint64_t time, uint64_t addr)
 {
-	struct prec_aspace *as = aspace_at(v, pid, time || v->p->timed ? time : UINT64_MAX);
+	struct prec_images *im = prec_session_images(v->p->s);
+	struct prec_aspace *as = prec_images_aspace_cached(im, &v->as_c, pid,
+							   time || v->p->timed ? time : UINT64_MAX);
 	int tid = v->o->by_thread ? t->tid : -1;
 	struct fn_ent *e = NULL;
 	struct prec_loc loc;

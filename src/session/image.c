@@ -880,6 +880,17 @@ struct prec_aspace *prec_images_aspace_span(struct prec_images *im, int pid, uin
 	return as;
 }
 
+struct prec_aspace *prec_images_aspace_cached(struct prec_images *im,
+					      struct prec_aspace_cache *c, int pid,
+					      uint64_t time)
+{
+	if (!c->as || c->pid != pid || time < c->from || time >= c->until) {
+		c->as = prec_images_aspace_span(im, pid, time, &c->from, &c->until);
+		c->pid = pid;
+	}
+	return c->as;
+}
+
 /*
  * Ids: 0 none, 1 the kernel-only space, else the process's index (+1) in the
  * high half and its generation's (twice, +1 for the space at its exec, +2)

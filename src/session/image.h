@@ -80,6 +80,16 @@ struct prec_aspace *prec_images_aspace(struct prec_images *im, int pid, uint64_t
  */
 struct prec_aspace *prec_images_aspace_span(struct prec_images *im, int pid, uint64_t time,
 					    uint64_t *from, uint64_t *until);
+/* The last answer of prec_images_aspace_span(), for prec_images_aspace_cached(). */
+struct prec_aspace_cache {
+	struct prec_aspace *as;   /* NULL: none (so a zeroed cache is empty) */
+	int pid;
+	uint64_t from, until;
+};
+/* prec_images_aspace() through @c: the span's answer while @pid and @time stay in it. */
+struct prec_aspace *prec_images_aspace_cached(struct prec_images *im,
+					      struct prec_aspace_cache *c, int pid,
+					      uint64_t time);
 /*
  * A number for space @as that names it in any store built from the same
  * trace (part files of ptdump --shard carry it); UINT64_MAX when @as is
