@@ -1901,19 +1901,20 @@ static int part_grow(void **p, size_t *cap, size_t need, size_t size)
 /* Appends event @e to @pt; @hdr: the header fields of the last CEV_CTX. */
 static int part_put(struct part *pt, const struct prec_tev *e, uint64_t *hdr)
 {
-	uint64_t h[5] = { e->time, e->tsc, (uint32_t)e->cpu, (uint32_t)e->pid,
-			  (uint32_t)e->tid };
 	struct cev_pred *pr = &pt->pred;
 	uint8_t *w;
 
 	if (part_grow((void **)&pt->buf, &pt->cap, pt->n + 128, 1))
 		return -ENOMEM;
 	w = pt->buf + pt->n;
-	if (memcmp(h, hdr, sizeof(h))) {
-		memcpy(hdr, h, sizeof(h));
+	/* field by field: a memcmp() of an array made for it cost a sixth of this function */
+	if (e->time != hdr[0] || e->tsc != hdr[1] || (uint32_t)e->tid != hdr[4] ||
+	    (uint32_t)e->pid != hdr[3] || (uint32_t)e->cpu != hdr[2]) {
+		hdr[0] = e->time, hdr[1] = e->tsc, hdr[2] = (uint32_t)e->cpu;
+		hdr[3] = (uint32_t)e->pid, hdr[4] = (uint32_t)e->tid;
 		*w++ = CEV_CTX;
 		for (int i = 0; i < 5; i++)
-			w = put_u(w, h[i]);
+			w = put_u(w, hdr[i]);
 	}
 	if (e->type == PREC_TEV_BLOCK) {
 		*w++ = PREC_TEV_BLOCK;
