@@ -121,6 +121,12 @@ struct prec_tev {
 			uint64_t ip, end_ip; /* first and last instruction */
 			uint32_t ninsn;
 			uint8_t mode;    /* 16, 32 or 64 (bits) */
+			/*
+			 * prec_decoder_opts.fn_span: the time of the last
+			 * block summed into this one, when later than the
+			 * event's (the first's); else 0
+			 */
+			uint64_t end_time;
 		} block;
 		struct {
 			uint64_t from, to; /* to is 0 when tracing stopped at it */
@@ -215,6 +221,13 @@ struct prec_decoder_opts {
 	 * may part such a run in two.
 	 */
 	bool fn_blocks;
+	/*
+	 * With fn_blocks: such blocks are summed across time changes too,
+	 * and the event's u.block.end_time is the last one's time (a view
+	 * that gives a function the time up to its next event, whichever
+	 * event that is). Views that filter by time must not ask for it.
+	 */
+	bool fn_span;
 	/*
 	 * A stream the session holds by reference (prec_stream.refs) is
 	 * decoded in windows of about this many bytes, cut at PSBs (0: the

@@ -151,9 +151,15 @@ struct ipt {
 	 */
 	bool agg_open;
 	struct prec_tev agg;
-	/* opts.fn_blocks: the function [fn_lo, fn_hi) of space fn_as (0, 0: none known) */
+	/*
+	 * opts.fn_blocks: the function [fn_lo, fn_hi) of space fn_as (0, 0:
+	 * none known); fn_nosym: the open block lies in code of object fn_dso
+	 * that no symbol covers (a view names all of it as one function)
+	 */
 	const struct prec_aspace *fn_as;
 	uint64_t fn_lo, fn_hi;
+	bool fn_nosym;
+	const char *fn_dso;
 
 	struct icache_ent *ic;
 	unsigned ic_bits;
@@ -368,15 +374,26 @@ static void fn_block(struct ipt *d, const struct pt_block *b)
 {
 	struct prec_tev *a = &d->agg;
 	uint64_t time = d->have_time ? d->time : 0, tsc = d->have_time ? d->tsc : 0;
+	uint64_t last = a->u.block.end_time ? a->u.block.end_time : a->time;
 	uint8_t mode = (uint8_t)mode_bits(b->mode);
+	bool same = d->fn_as == d->as && b->ip >= d->fn_lo && b->ip < d->fn_hi, resolved = false;
 	struct prec_loc loc;
 
-	if (d->agg_open && a->time == time && a->tsc == tsc && a->cpu == d->cpu &&
-	    a->pid == d->pid && a->tid == d->tid && a->u.block.mode == mode &&
-	    d->fn_as == d->as && b->ip >= d->fn_lo && b->ip < d->fn_hi &&
-	    a->u.block.ninsn <= UINT32_MAX - b->ninsn) {
+	/* where no symbol is, blocks of one object are of one function (the views' "[object]") */
+	if (!same && d->fn_nosym && d->fn_as == d->as) {
+		prec_aspace_resolve(d->as, b->ip, &loc);
+		resolved = true;
+		same = !loc.sym && loc.dso == d->fn_dso;
+	}
+	if (d->agg_open && same &&
+	    ((last == time && (a->u.block.end_time || a->tsc == tsc)) ||
+	     (d->opts.fn_span && time > last)) &&
+	    a->cpu == d->cpu && a->pid == d->pid && a->tid == d->tid &&
+	    a->u.block.mode == mode && a->u.block.ninsn <= UINT32_MAX - b->ninsn) {
 		a->u.block.end_ip = b->end_ip;
 		a->u.block.ninsn += b->ninsn;
+		if (time > a->time)
+			a->u.block.end_time = time;
 		return;
 	}
 	agg_flush(d);
@@ -386,16 +403,21 @@ static void fn_block(struct ipt *d, const struct pt_block *b)
 	a->u.block.ninsn = b->ninsn;
 	a->u.block.mode = mode;
 	d->agg_open = true;
-	if (d->fn_as == d->as && b->ip >= d->fn_lo && b->ip < d->fn_hi)
+	if (same)
 		return;
 	d->fn_as = d->as;
 	d->fn_lo = d->fn_hi = 0;
+	d->fn_nosym = false;
 	if (!d->as)
 		return;
-	prec_aspace_resolve(d->as, b->ip, &loc);
+	if (!resolved)
+		prec_aspace_resolve(d->as, b->ip, &loc);
 	if (loc.sym && loc.sym->size) {
 		d->fn_lo = b->ip - loc.symoff;
 		d->fn_hi = d->fn_lo + loc.sym->size;
+	} else if (!loc.sym) {
+		d->fn_nosym = true;
+		d->fn_dso = loc.dso;
 	}
 }
 
@@ -1923,6 +1945,7 @@ static int part_put(struct part *pt, const struct prec_tev *e, uint64_t *hdr)
 		w = put_s(w, e->u.block.ip, pr->b);
 		w = put_s(w, e->u.block.end_ip, e->u.block.ip);
 		w = put_u(w, e->u.block.ninsn);
+		w = put_u(w, e->u.block.end_time ? e->u.block.end_time - e->time : 0);
 		pr->b = e->u.block.end_ip;
 	} else if (e->type == PREC_TEV_BRANCH) {
 		*w++ = PREC_TEV_BRANCH;
@@ -1990,6 +2013,8 @@ static int part_get(struct par *p, struct part *pt, struct prec_tev *e)
 		r = get_s(r, &e->u.block.end_ip, e->u.block.ip);
 		r = get_u(r, &v);
 		e->u.block.ninsn = (uint32_t)v;
+		r = get_u(r, &v);
+		e->u.block.end_time = v ? e->time + v : 0;
 		pr->b = e->u.block.end_ip;
 	} else if (e->type == PREC_TEV_COUNTS) {
 		struct prec_tev_counts *c = &e->u.counts;
@@ -2330,8 +2355,10 @@ static bool cev_valid(const uint8_t *r, size_t n, const struct prec_tev *full, s
 		}
 		if (*r != PREC_TEV_BLOCK && *r != PREC_TEV_BRANCH)
 			return false;
+		int nums = *r == PREC_TEV_BLOCK ? 5 : 4;
+
 		r += *r == PREC_TEV_BLOCK ? 2 : 3;
-		if (r > end || !cev_skip(&r, end, 4))
+		if (r > end || !cev_skip(&r, end, nums))
 			return false;
 	}
 	return true;

@@ -24,7 +24,7 @@
 
 #define SHARD_MAGIC "PTRSHARD"
 #define SHARD_END "PTRSEND"
-#define SHARD_VERSION 2
+#define SHARD_VERSION 3
 #define SHARD_ORDER 0x01020304u   /* reads back otherwise on another byte order */
 
 #ifndef PTREC_VERSION

@@ -2105,6 +2105,8 @@ static void decoder_opts(const struct prec_fmt_ctx *f, const struct prec_output_
 		dopts->no_blocks = o->tap->no_blocks;
 		/* Not for --follow's resume places and --merge's parts, which count blocks. */
 		dopts->fn_blocks = o->tap->fn_blocks && !o->rounds && !o->shards;
+		/* across time changes too, unless blocks are kept or not by their time */
+		dopts->fn_span = dopts->fn_blocks && !f->time_filter;
 	}
 }
 

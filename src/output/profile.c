@@ -680,25 +680,31 @@ static void on_trace(struct priv *v, struct pthr *t, const struct prec_tev *ev,
 	}
 }
 
+/* A visible event of thread @t at @time: the trace's span, and the time up to it to the current frame. */
+static void at_time(struct priv *v, struct pthr *t, uint64_t time)
+{
+	struct prec_profile *p = v->p;
+
+	if (!p->first_time || time < p->first_time)
+		p->first_time = time;
+	if (time > p->last_time)
+		p->last_time = time;
+	if (v->o->folded && t->last_time && time > t->last_time && p->nnode)
+		p->node[t->cur_node].ns += time - t->last_time;
+	t->last_time = time;
+}
+
 static int tap_event(void *arg, size_t stream, const struct prec_tev *ev,
 		     const struct prec_tap_info *info)
 {
 	struct priv *v = arg;
 	struct pthr *t = thr_get(v, ev->tid);
-	struct prec_profile *p = v->p;
 
 	(void)stream;
 	if (!t)
 		return -ENOMEM;
-	if (ev->time && info->visible) {
-		if (!p->first_time || ev->time < p->first_time)
-			p->first_time = ev->time;
-		if (ev->time > p->last_time)
-			p->last_time = ev->time;
-		if (v->o->folded && t->last_time && ev->time > t->last_time && p->nnode)
-			p->node[t->cur_node].ns += ev->time - t->last_time;
-		t->last_time = ev->time;
-	}
+	if (ev->time && info->visible)
+		at_time(v, t, ev->time);
 	/* An exec: the old program's frames end there, and never return. */
 	if (info->restart)
 		while (t->n)
@@ -712,6 +718,9 @@ static int tap_event(void *arg, size_t stream, const struct prec_tev *ev,
 	switch (ev->type) {
 	case PREC_TEV_BLOCK:
 		on_block(v, t, ev, info->visible);
+		/* blocks summed across time (fn_span): as if the last one came now */
+		if (ev->u.block.end_time && info->visible)
+			at_time(v, t, ev->u.block.end_time);
 		break;
 	case PREC_TEV_BRANCH:
 		on_branch(v, t, ev, info);
