@@ -318,11 +318,22 @@ static void put_spaces(struct prec_fmt_ctx *f, size_t n)
 /* "%*s" (@left: "%-*s") of the first @n bytes of @p */
 static void put_pad(struct prec_fmt_ctx *f, const char *p, size_t n, size_t width, bool left)
 {
-	if (!left && n < width)
-		put_spaces(f, width - n);
+	size_t pad = n < width ? width - n : 0;
+
+	/* straight into the buffer where it fits: this ran for every field of --events */
+	if (n + pad <= f->cap - f->len && !f->werr) {
+		char *w = f->buf + f->len;
+
+		memset(w + (left ? n : 0), ' ', pad);
+		memcpy(w + (left ? 0 : pad), p, n);
+		f->len += n + pad;
+		return;
+	}
+	if (!left)
+		put_spaces(f, pad);
 	put(f, p, n);
-	if (left && n < width)
-		put_spaces(f, width - n);
+	if (left)
+		put_spaces(f, pad);
 }
 
 /* "%*d" (@zero: "%0*d") of @v */
@@ -354,12 +365,43 @@ static void put_hex(struct prec_fmt_ctx *f, uint64_t v, size_t width)
 	put_pad(f, p, (size_t)(e - p), width, false);
 }
 
+/* The two hex digits of each byte value. */
+static const char hex_pairs[513] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
 /* "%#" PRIx64 of @v: 0x before its digits, unless it is 0 */
 static void put_hex0x(struct prec_fmt_ctx *f, uint64_t v)
 {
-	if (v)
-		put(f, "0x", 2);
-	put_hex(f, v, 0);
+	unsigned nd = v ? (67 - (unsigned)__builtin_clzll(v)) / 4 : 1;
+	size_t n = nd + (v ? 2 : 0);
+	char *w;
+
+	if (n > f->cap - f->len || f->werr) {
+		if (v)
+			put(f, "0x", 2);
+		put_hex(f, v, 0);
+		return;
+	}
+	/* digits written in place, two a step: the addresses of every --events line */
+	w = f->buf + f->len;
+	f->len += n;
+	if (v) {
+		*w++ = '0';
+		*w++ = 'x';
+	}
+	for (w += nd; nd >= 2; nd -= 2, v >>= 8) {
+		w -= 2;
+		memcpy(w, hex_pairs + 2 * (v & 0xff), 2);
+	}
+	if (nd)
+		w[-1] = "0123456789abcdef"[v & 15];
 }
 
 /* ---- threads and shadow stacks ---- */
