@@ -26,7 +26,7 @@
 # the medians and of the least times, and the CPU time -jN spends against
 # -j1's (user + system, medians: the cost of cutting the work into parts).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
 case $B in /*) BD=$B ;; *) BD=$PWD/$B ;; esac
 PTDUMP=$BD/ptdump
@@ -86,7 +86,7 @@ done | sort -n | head -1 | awk '{ printf "start: %.3f s to the first byte of --c
 printf '%-18s %15s %15s %8s %8s %8s\n' view "-j1 med/least" "-j$JOBS med/least" "med" "least" "cpu"
 for v in $VIEWS; do
 	: > "$TMP/w1"; : > "$TMP/wn"; : > "$TMP/c1"; : > "$TMP/cn"
-	for p in $(seq "$PAIRS"); do
+	for _ in $(seq "$PAIRS"); do
 		run "$TMP/t" "$v" -j1
 		cut -d' ' -f1 "$TMP/t" >> "$TMP/w1"; cut -d' ' -f2 "$TMP/t" >> "$TMP/c1"
 		run "$TMP/t" "$v" -j"$JOBS"
