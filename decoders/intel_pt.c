@@ -2334,6 +2334,7 @@ static bool cev_valid(const uint8_t *r, size_t n, const struct prec_tev *full, s
 {
 	const uint8_t *end = r + n;
 	uint64_t v;
+	int nums;
 
 	for (size_t i = 0; i < nfull; i++)
 		if (full[i].type < PREC_TEV_BLOCK || full[i].type > PREC_TEV_HW ||
@@ -2355,8 +2356,7 @@ static bool cev_valid(const uint8_t *r, size_t n, const struct prec_tev *full, s
 		}
 		if (*r != PREC_TEV_BLOCK && *r != PREC_TEV_BRANCH)
 			return false;
-		int nums = *r == PREC_TEV_BLOCK ? 5 : 4;
-
+		nums = *r == PREC_TEV_BLOCK ? 5 : 4; /* a block's end_time is its fifth */
 		r += *r == PREC_TEV_BLOCK ? 2 : 3;
 		if (r > end || !cev_skip(&r, end, nums))
 			return false;
