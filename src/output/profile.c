@@ -680,7 +680,10 @@ static void on_trace(struct priv *v, struct pthr *t, const struct prec_tev *ev,
 	}
 }
 
-/* A visible event of thread @t at @time: the trace's span, and the time up to it to the current frame. */
+/*
+ * A visible event of thread @t at @time: the trace's span, and the time up
+ * to it to the current frame.
+ */
 static void at_time(struct priv *v, struct pthr *t, uint64_t time)
 {
 	struct prec_profile *p = v->p;
