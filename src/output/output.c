@@ -353,18 +353,6 @@ static void put_dec(struct prec_fmt_ctx *f, int64_t v, size_t width, bool zero)
 	put_pad(f, p, (size_t)(e - p), width, false);
 }
 
-/* "%*" PRIx64 of @v */
-static void put_hex(struct prec_fmt_ctx *f, uint64_t v, size_t width)
-{
-	char b[16], *e = b + sizeof(b), *p = e;
-
-	do {
-		*--p = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	put_pad(f, p, (size_t)(e - p), width, false);
-}
-
 /* The two hex digits of each byte value. */
 static const char hex_pairs[513] =
 	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
@@ -376,10 +364,37 @@ static const char hex_pairs[513] =
 	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
 	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
+/* The number of hex digits of @v (1 for 0). */
+static inline unsigned hex_len(uint64_t v)
+{
+	return v ? (67 - (unsigned)__builtin_clzll(v)) / 4 : 1;
+}
+
+/* Writes the @nd (hex_len()) hex digits of @v to end before @end, two a step. */
+static inline void hex_digits(char *end, uint64_t v, unsigned nd)
+{
+	for (; nd >= 2; nd -= 2, v >>= 8) {
+		end -= 2;
+		memcpy(end, hex_pairs + 2 * (v & 0xff), 2);
+	}
+	if (nd)
+		end[-1] = hex_pairs[2 * (v & 15) + 1];
+}
+
+/* "%*" PRIx64 of @v */
+static void put_hex(struct prec_fmt_ctx *f, uint64_t v, size_t width)
+{
+	char b[16];
+	unsigned nd = hex_len(v);
+
+	hex_digits(b + sizeof(b), v, nd);
+	put_pad(f, b + sizeof(b) - nd, nd, width, false);
+}
+
 /* "%#" PRIx64 of @v: 0x before its digits, unless it is 0 */
 static void put_hex0x(struct prec_fmt_ctx *f, uint64_t v)
 {
-	unsigned nd = v ? (67 - (unsigned)__builtin_clzll(v)) / 4 : 1;
+	unsigned nd = hex_len(v);
 	size_t n = nd + (v ? 2 : 0);
 	char *w;
 
@@ -389,19 +404,14 @@ static void put_hex0x(struct prec_fmt_ctx *f, uint64_t v)
 		put_hex(f, v, 0);
 		return;
 	}
-	/* digits written in place, two a step: the addresses of every --events line */
+	/* in place: the addresses of every --events line */
 	w = f->buf + f->len;
 	f->len += n;
 	if (v) {
 		*w++ = '0';
 		*w++ = 'x';
 	}
-	for (w += nd; nd >= 2; nd -= 2, v >>= 8) {
-		w -= 2;
-		memcpy(w, hex_pairs + 2 * (v & 0xff), 2);
-	}
-	if (nd)
-		w[-1] = "0123456789abcdef"[v & 15];
+	hex_digits(w + nd, v, nd);
 }
 
 /* ---- threads and shadow stacks ---- */
