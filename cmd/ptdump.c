@@ -1401,6 +1401,7 @@ struct follow_out {
 	struct prec_follow *rounds;      /* the rounds go on from each other; NULL: each
 					    writes again all that is settled */
 	unsigned nr;                     /* rounds so far */
+	size_t sb_done;                  /* --sideband: the records the rounds wrote (settled) */
 	uint64_t before_last;            /* rounds done before the last (the decode after the end) */
 };
 
@@ -1462,6 +1463,22 @@ static void follow_said(struct follow_out *fo, uint64_t before, bool last)
 	}
 }
 
+/*
+ * After a --sideband round over @s: the records settled go on from those
+ * the rounds before wrote, unless it failed (the next round then writes
+ * all that is settled again, and the output filter drops what was written).
+ */
+static void follow_sb_said(struct follow_out *fo, const struct prec_session *s, int err)
+{
+	size_t upto = prec_session_sb_lower_bound(s, prec_session_sb_settled(s));
+
+	if (cli_verbose > 0)
+		fprintf(stderr, "ptdump: --follow: round %u: %zu sideband records settled, %zu "
+			"written before%s\n", fo->nr, upto, PREC_MIN(fo->sb_done, upto),
+			err ? "; it failed" : "");
+	fo->sb_done = !err && upto >= fo->sb_done ? upto : 0;
+}
+
 /* One round: what the file as it is now settles. Returns 0 or -EPIPE/-EIO. */
 static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 {
@@ -1473,8 +1490,8 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 	uint64_t before = fo->rounds ? prec_follow_stats(fo->rounds)->rounds : 0;
 
 	/* Rounds that go on from the last write only what is new. */
-	fo->pos = fo->rounds ? fo->emitted : 0;
-	fo->pcrc = fo->rounds ? fo->crc : 0;
+	fo->pos = fo->rounds || fo->sb_done ? fo->emitted : 0;
+	fo->pcrc = fo->rounds || fo->sb_done ? fo->crc : 0;
 	fo->nr++;
 	if (s && !(a->symfs && prec_session_set_symfs(s, a->symfs))) {
 		err = prec_import(s, &a->io, &rep, &d);
@@ -1487,10 +1504,12 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 		oo.progress = NULL;
 		oo.window = FOLLOW_WINDOW;
 		oo.rounds = fo->rounds;
-		if (!err && a->view->run == run_sideband)
+		oo.sb_from = fo->sb_done;
+		if (!err && a->view->run == run_sideband) {
 			err = a->vo.json ? prec_view_sideband_json(s, &oo, outf) :
 					   prec_view_sideband(s, &oo, outf);
-		else if (!err && prec_session_nr_streams(s) &&
+			follow_sb_said(fo, s, err);
+		} else if (!err && prec_session_nr_streams(s) &&
 			 prec_decoder_for_session(s) == &prec_intel_pt_decoder)
 			err = a->vo.json     ? prec_view_json_decoded(s, &oo, outf) :
 			      a->durations ? prec_view_durations(s, &oo, outf, a->dur_keep) :

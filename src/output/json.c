@@ -349,8 +349,9 @@ int prec_view_sideband_json(const struct prec_session *s, const struct prec_outp
 	/* A recording still being written: only what no later record comes before. */
 	if (o->follow)
 		n = prec_session_sb_lower_bound(s, prec_session_sb_settled(s));
-	prec_json_header(out, "sideband");
-	for (i = 0; i < n; i++) {
+	if (!o->follow || !o->sb_from)
+		prec_json_header(out, "sideband");
+	for (i = o->follow ? o->sb_from : 0; i < n; i++) {
 		const struct prec_sb *sb = prec_session_sb(s, i);
 
 		if (prec_sb_keep(sb, o))

@@ -161,6 +161,12 @@ struct prec_output_opts {
 	 * file does (the same bytes after those the rounds wrote).
 	 */
 	bool last_round;
+	/*
+	 * With follow, --sideband: the records before this index are settled
+	 * and were written by the rounds before; the view starts after them
+	 * (and without the JSON heading).
+	 */
+	size_t sb_from;
 };
 
 /* What the last round over o->rounds did (ptdump --follow -v). */

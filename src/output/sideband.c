@@ -49,7 +49,7 @@ int prec_view_sideband(const struct prec_session *s, const struct prec_output_op
 	/* A recording still being written: only what no later record comes before. */
 	if (o->follow)
 		n = prec_session_sb_lower_bound(s, prec_session_sb_settled(s));
-	for (i = 0; i < n; i++) {
+	for (i = o->follow ? o->sb_from : 0; i < n; i++) {
 		const struct prec_sb *sb = prec_session_sb(s, i);
 		const struct prec_evdesc *ev = sb->event >= 0 ? prec_session_event(s, sb->event) : NULL;
 		unsigned k;

@@ -187,7 +187,7 @@ exec 3<>ctl
 "$PTREC" record --emulate -q -o r.data -- "$PROGS/stages" <ctl >/dev/null 2>rrec.err 3>&- &
 rec=$!
 if wait_for r.data; then
-	views="call-trace call-ret-trace branches events json noplt dnoplt"
+	views="call-trace call-ret-trace branches events json noplt dnoplt sideband sbjson"
 	pids=
 	for v in $views; do
 		"$PTDUMP" --follow -v $(vargs $v) r.data >r.$v 2>r.$v.err 3>&- &
@@ -216,6 +216,16 @@ if wait_for r.data; then
 			"" "$(cmp r.$v rn.$v 2>&1)"
 		t_eq "rounds: --follow --$v: no other warnings" "$(cat rn.$v.err)" \
 			"$(grep -v '^ptdump: --follow: round \|^ptdump: -j[0-9]*: ' r.$v.err)"
+		# --sideband: round N: S sideband records settled, W written before.
+		# A later round writes only the records after those.
+		case $v in sideband | sbjson)
+			later=$(awk '/^ptdump: --follow: round [0-9]*: [0-9]* sideband/ && $9 > 0 { n++ }
+				END { print n + 0 }' r.$v.err)
+			t_eq "rounds: --follow --$v: later rounds go on after the records written ($later)" \
+				1 "$((later >= 1))"
+			continue
+			;;
+		esac
 		# round N: decoded D of T trace bytes, E events again
 		rounds=$(grep -c '^ptdump: --follow: round [0-9]*: decoded ' r.$v.err)
 		t_eq "rounds: --follow --$v: rounds while the file grew ($rounds)" 1 "$((rounds >= 3))"
