@@ -1495,8 +1495,7 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 	fo->nr++;
 	if (s && !(a->symfs && prec_session_set_symfs(s, a->symfs))) {
 		err = prec_import(s, &a->io, &rep, &d);
-		if (!err && a->view->run != run_sideband &&
-		    prec_decoder_for_session(s) == &prec_intel_pt_decoder)
+		if (!err && a->view->run != run_sideband)
 			err = prepare_streams(s, a);
 		oo.follow = true;
 		oo.fmt = a->view->fmt;
@@ -1509,8 +1508,7 @@ static int follow_round(struct args *a, FILE *outf, struct follow_out *fo)
 			err = a->vo.json ? prec_view_sideband_json(s, &oo, outf) :
 					   prec_view_sideband(s, &oo, outf);
 			follow_sb_said(fo, s, err);
-		} else if (!err && prec_session_nr_streams(s) &&
-			 prec_decoder_for_session(s) == &prec_intel_pt_decoder)
+		} else if (!err && prec_session_nr_streams(s) && prec_decoder_for_session(s))
 			err = a->vo.json     ? prec_view_json_decoded(s, &oo, outf) :
 			      a->durations ? prec_view_durations(s, &oo, outf, a->dur_keep) :
 					     prec_output_run(s, &oo, outf);

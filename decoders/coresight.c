@@ -67,6 +67,9 @@ struct cs_ctx {
 	bool ctxid_tid;           /* the tid comes from the traced context ID */
 	bool have_time;
 	uint64_t ts, time;
+	uint64_t ts_prev;         /* the timestamp before ts (cs_settled()) */
+	unsigned nts;             /* timestamps so far, up to 2 */
+	bool seen;                /* an element came from it */
 	uint8_t mode;             /* 64 (A64) or 32 (A32/T32) */
 	/* the branch that ended the last range (or an exception), waiting for its target */
 	bool pend;
@@ -100,6 +103,14 @@ struct csd {
 	int err;                  /* an error inside a callback (-ENOMEM) */
 	uint64_t cur_idx;         /* trace index of the element being handled */
 	bool timed;               /* the trace units emit timestamps */
+	/*
+	 * cs_settled(): where the last segment's decode stood when its end of
+	 * trace came, which makes OpenCSD give what it holds and the decoder
+	 * let go of a branch that waits for its target (a prefix of the stream
+	 * ends there, not the trace)
+	 */
+	bool end_synced;
+	uint64_t end_cap;         /* the least timestamp of a branch waiting then, or ~0 */
 	struct cs_ctx ctx[NIDS];
 	struct prec_evq q;
 };
@@ -255,6 +266,8 @@ static void set_ctxid(struct csd *d, struct cs_ctx *c, uint32_t ctxid)
 
 static void set_time(struct csd *d, struct cs_ctx *c, uint64_t ts)
 {
+	c->ts_prev = c->ts;
+	c->nts += c->nts < 2;
 	c->ts = ts;
 	c->time = prec_session_tsc_to_time(d->s, ts);
 	c->have_time = true;
@@ -465,6 +478,7 @@ static ocsd_datapath_resp_t elem_in(const void *priv, const ocsd_trc_index_t idx
 	struct cs_ctx *c = ctx_of(d, id);
 
 	d->cur_idx = idx;
+	c->seen = true;
 	if (el->elem_type != OCSD_GEN_TRC_ELEM_NO_SYNC && el->elem_type != OCSD_GEN_TRC_ELEM_EO_TRACE)
 		d->synced = true;
 	if (el->elem_type == OCSD_GEN_TRC_ELEM_TIMESTAMP)
@@ -829,6 +843,11 @@ static void feed(struct csd *d)
 	}
 	if (!d->eot) {
 		d->eot = true;
+		d->end_synced = d->synced;
+		d->end_cap = UINT64_MAX;
+		for (n = 0; n < NIDS; n++)
+			if (d->ctx[n].pend)
+				d->end_cap = PREC_MIN(d->end_cap, d->ctx[n].pend_ts);
 		r = ocsd_dt_process_data(d->tree, OCSD_OP_EOT, (ocsd_trc_index_t)d->pos, 0, NULL,
 					 NULL);
 		d->wait = OCSD_DATA_RESP_IS_WAIT(r);
@@ -954,10 +973,50 @@ static int cs_open(struct prec_session *s, const struct prec_stream *stream,
 	return 0;
 }
 
+/*
+ * ptdump --follow (prec_decoder_ops.settled): the stream is a prefix of one
+ * still being written. Its decode, to the end of the bytes there, tells for
+ * each trace ID the last two timestamps: all the elements before the last
+ * but one came before it from whole packets, in order, and give the events
+ * they will give in the whole stream. The end of the prefix lets go of what
+ * waits there (a branch for its target, with the time it was taken: the
+ * bound is no later), and a segment not yet synced there has an error
+ * that the whole stream may not have: then nothing is settled.
+ */
+static uint64_t cs_settled(void *priv)
+{
+	struct csd *d = priv, *p;
+	const struct prec_tev *ev;
+	uint64_t ts = UINT64_MAX;
+	bool any = false;
+	void *pp;
+	int err;
+
+	if (!d->timed || cs_open(d->s, d->st, &d->opts, &pp))
+		return 0;
+	p = pp;
+	while ((err = cs_next_ref(p, &ev)) > 0)
+		;
+	for (size_t i = 0; i < NIDS; i++) {
+		const struct cs_ctx *c = &p->ctx[i];
+
+		if (!c->seen)
+			continue;
+		any = true;
+		ts = PREC_MIN(ts, c->nts >= 2 ? c->ts_prev : 0);
+	}
+	ts = PREC_MIN(ts, p->end_cap);
+	if (err || !any || !p->end_synced || !p->eot)
+		ts = 0;
+	cs_close(p);
+	return ts && ts != UINT64_MAX ? prec_session_tsc_to_time(d->s, ts) : 0;
+}
+
 const struct prec_decoder_ops prec_coresight_decoder = {
 	.name = "coresight",
 	.open = cs_open,
 	.next = cs_next,
 	.next_ref = cs_next_ref,
 	.close = cs_close,
+	.settled = cs_settled,
 };

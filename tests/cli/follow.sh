@@ -262,6 +262,80 @@ else
 	wait "$rec"
 fi
 
+# ---- 5b. a CoreSight recording streams too ----
+
+# The aarch64 build of the paced workload, recorded with the CoreSight
+# software tracer: the views are written while the file grows (each round
+# decodes the stream from its beginning, and writes the events before the
+# last timestamp but one of each trace unit), and end with the bytes of a
+# decode after the end.
+ARM_STAGES=$BD/progs-arm64/stages
+if command -v qemu-aarch64 >/dev/null && [ -x "$ARM_STAGES" ]; then
+	export PTREC_PLUGIN_ETM=${PTREC_PLUGIN_ETM:-$(dirname "$PTREC_PLUGIN")/ptrec-emu-etm.so}
+	exec 3<>ctl
+	"$PTREC" record --emulate -q -o cs.data -- "$ARM_STAGES" <ctl >/dev/null 2>csrec.err 3>&- &
+	rec=$!
+	if wait_for cs.data; then
+		views="call-trace call-ret-trace branches events json"
+		pids=
+		for v in $views; do
+			"$PTDUMP" --follow -v $(vargs $v) cs.data >cs.$v 2>cs.$v.err 3>&- &
+			pids="$pids $!"
+		done
+		wait_match cs.call-trace first_fn
+		t_eq "CoreSight: --follow --call-trace: the first stage's calls before the recording ends" \
+			0 "$?"
+		wait_match cs.events "block 0x"
+		t_eq "CoreSight: --follow --events: blocks before the recording ends" 0 "$?"
+		kill -0 "$rec" 2>/dev/null
+		t_eq "CoreSight: ptrec is still recording meanwhile" 0 "$?"
+		t_eq "CoreSight: nothing of the second stage before it ran" 0 \
+			"$(grep -c later_fn cs.call-trace)"
+		echo >&3
+		wait_match cs.call-trace later_fn
+		t_eq "CoreSight: --follow --call-trace: the second stage's calls as it runs" 0 "$?"
+		exec 3>&-
+		wait "$rec"
+		t_eq "CoreSight: the paced recording succeeded" 0 "$?"
+		set -- $pids
+		for v in $views; do
+			wait "$1"
+			t_eq "CoreSight: --follow --$v: exit status" 0 "$?"
+			shift
+			"$PTDUMP" $(vargs $v) cs.data >csn.$v 2>csn.$v.err
+			t_eq "CoreSight: --follow --$v: the same bytes as a decode after the end" \
+				"" "$(cmp cs.$v csn.$v 2>&1)"
+			t_eq "CoreSight: --follow --$v: no other warnings" "$(cat csn.$v.err)" \
+				"$(grep -v '^ptdump: --follow: round ' cs.$v.err)"
+		done
+		t_eq "CoreSight: the second stage ran once" 20000 "$(grep -c later_fn csn.call-trace)"
+	else
+		t_fail "the CoreSight recording did not start" "$(cat csrec.err)"
+		exec 3>&-
+		wait "$rec"
+	fi
+else
+	t_skip "CoreSight --follow" "qemu-aarch64 or the aarch64 test programs are missing"
+fi
+
+# ---- 5c. the settled time, with cuts anywhere ----
+
+# The recordings' chunks end where the tracer wrote them; settled_check
+# cuts each stream every 3001 bytes instead (inside packets and
+# timestamps) and compares, at each cut, the events before the decoder's
+# settled time with the whole stream's first events.
+SETTLED_CHECK=$BD/tools/settled_check
+for f in s.data cs.data; do
+	[ -s "$f" ] || continue
+	t_run "settled_check $f" 0 "$SETTLED_CHECK" -s 3001 "$f"
+	# stream 0: C cuts, S with a settled time, E events compared, D differ
+	set -- $(sed -n 's/^stream 0: \([0-9]*\) cuts, \([0-9]*\) with .*, \([0-9]*\) events compared, \([0-9]*\) differ$/\1 \2 \3 \4/p' <<<"$out")
+	t_eq "settled_check $f: the prefixes' events before their settled time are the whole stream's" \
+		"0" "${4:-missing}"
+	t_eq "settled_check $f: most cuts have a settled time (${2:-0} of ${1:-0}), events compared (${3:-0})" \
+		1 "$(( ${1:-0} >= 10 && ${2:-0} * 10 >= ${1:-0} * 7 && ${3:-0} > 0 ))"
+done
+
 # ---- 6. no writer, and what --follow refuses ----
 
 start=$(date +%s%N)
