@@ -84,6 +84,49 @@ vargs() {
 	esac
 }
 
+# paced_rec FILE PROG ERR: ptrec records PROG into FILE (stderr: ERR), its
+# input the fifo ctl, which fd 3 holds open for writing (a line a stage,
+# the close its end); rec: ptrec's pid. Returns as wait_for FILE.
+paced_rec() {
+	exec 3<>ctl
+	"$PTREC" record --emulate -q -o "$1" -- "$2" <ctl >/dev/null 2>"$3" 3>&- &
+	rec=$!
+	wait_for "$1"
+}
+
+# follow_views FILE OUT OPTS VIEW...: ptdump --follow OPTS of each VIEW of
+# FILE into OUT.VIEW (stderr: OUT.VIEW.err), in the background; pids: theirs.
+follow_views() {
+	local f=$1 o=$2 opts=$3 v
+	shift 3
+	pids=
+	for v in "$@"; do
+		"$PTDUMP" --follow $opts $(vargs "$v") "$f" >"$o.$v" 2>"$o.$v.err" 3>&- &
+		pids="$pids $!"
+	done
+}
+
+# follow_done LABEL FILE OUT NEW VIEW...: waits for the decodes that
+# follow_views started (pids, in the order of the VIEWs), and checks each
+# one's exit status, that it wrote the bytes of a decode of FILE after the
+# end (into NEW.VIEW), and the same warnings (but for -v's round lines).
+follow_done() {
+	local label=$1 f=$2 o=$3 n=$4 v i=0
+	local -a p
+	read -r -a p <<<"$pids"
+	shift 4
+	for v in "$@"; do
+		wait "${p[i]}"
+		t_eq "$label--follow --$v: exit status" 0 "$?"
+		i=$((i + 1))
+		"$PTDUMP" $(vargs "$v") "$f" >"$n.$v" 2>"$n.$v.err"
+		t_eq "$label--follow --$v: the same bytes as a decode after the end" \
+			"" "$(cmp "$o.$v" "$n.$v" 2>&1)"
+		t_eq "$label--follow --$v: the same warnings" "$(cat "$n.$v.err")" \
+			"$(grep -v '^ptdump: --follow: round \|^ptdump: -j[0-9]*: ' "$o.$v.err")"
+	done
+}
+
 # ---- 3. the views stream while the file grows ----
 
 # The workload (stages) runs a stage of first_fn calls, then one of later_fn
@@ -91,16 +134,9 @@ vargs() {
 # at its end. So while the file holds the first stage only, the recording
 # cannot end and later_fn has not run.
 mkfifo ctl
-exec 3<>ctl
-"$PTREC" record --emulate -q -o s.data -- "$PROGS/stages" <ctl >/dev/null 2>srec.err 3>&- &
-rec=$!
-if wait_for s.data; then
+if paced_rec s.data "$PROGS/stages" srec.err; then
 	views="call-trace branches events sideband durations sbjson"
-	pids=
-	for v in $views; do
-		"$PTDUMP" --follow $(vargs $v) s.data >s.$v 2>s.$v.err 3>&- &
-		pids="$pids $!"
-	done
+	follow_views s.data s "" $views
 	wait_match s.call-trace first_fn
 	t_eq "--follow --call-trace: the first stage's calls before the recording ends" \
 		0 "$?"
@@ -127,19 +163,7 @@ if wait_for s.data; then
 	exec 3>&-
 	wait "$rec"
 	t_eq "the paced recording succeeded" 0 "$?"
-	set -- $pids
-	for v in $views; do
-		wait "$1"
-		t_eq "--follow --$v: exit status" 0 "$?"
-		shift
-		"$PTDUMP" $(vargs $v) s.data >n.$v 2>n.$v.err
-		if cmp -s s.$v n.$v && cmp -s s.$v.err n.$v.err; then
-			t_pass "--follow --$v: the same bytes as a decode after the end"
-		else
-			t_fail "--follow --$v: not the same as a decode after the end" \
-				"$(cmp s.$v n.$v; diff s.$v.err n.$v.err)"
-		fi
-	done
+	follow_done "" s.data s n $views
 	t_eq "the second stage ran once" 20000 "$(grep -c later_fn n.call-trace)"
 else
 	t_fail "the paced recording did not start" "$(cat srec.err)"
@@ -149,10 +173,7 @@ fi
 
 # ---- 4. a streamed recording that is killed ----
 
-exec 3<>ctl
-"$PTREC" record --emulate -q -o ks.data -- "$PROGS/stages" <ctl >/dev/null 2>ksrec.err 3>&- &
-rec=$!
-if wait_for ks.data; then
+if paced_rec ks.data "$PROGS/stages" ksrec.err; then
 	"$PTDUMP" --follow --call-ret-trace ks.data >ks.out 2>ks.err 3>&- &
 	dump=$!
 	wait_match ks.out first_fn
@@ -183,16 +204,9 @@ fi
 # past the beginning, the last one after the end too.
 # And the bytes are still those of a decode after the end, JSON lines too
 # (their heading written once).
-exec 3<>ctl
-"$PTREC" record --emulate -q -o r.data -- "$PROGS/stages" <ctl >/dev/null 2>rrec.err 3>&- &
-rec=$!
-if wait_for r.data; then
+if paced_rec r.data "$PROGS/stages" rrec.err; then
 	views="call-trace call-ret-trace branches events json noplt dnoplt sideband sbjson"
-	pids=
-	for v in $views; do
-		"$PTDUMP" --follow -v $(vargs $v) r.data >r.$v 2>r.$v.err 3>&- &
-		pids="$pids $!"
-	done
+	follow_views r.data r -v $views
 	wait_match r.call-trace first_fn
 	for i in $(seq 12); do
 		echo >&3
@@ -206,16 +220,8 @@ if wait_for r.data; then
 	exec 3>&-
 	wait "$rec"
 	t_eq "the longer paced recording succeeded" 0 "$?"
-	set -- $pids
+	follow_done "rounds: " r.data r rn $views
 	for v in $views; do
-		wait "$1"
-		t_eq "rounds: --follow --$v: exit status" 0 "$?"
-		shift
-		"$PTDUMP" $(vargs $v) r.data >rn.$v 2>rn.$v.err
-		t_eq "rounds: --follow --$v: the same bytes as a decode after the end" \
-			"" "$(cmp r.$v rn.$v 2>&1)"
-		t_eq "rounds: --follow --$v: no other warnings" "$(cat rn.$v.err)" \
-			"$(grep -v '^ptdump: --follow: round \|^ptdump: -j[0-9]*: ' r.$v.err)"
 		# --sideband: round N: S sideband records settled, W written before.
 		# A later round writes only the records after those.
 		case $v in sideband | sbjson)
@@ -272,16 +278,9 @@ fi
 ARM_STAGES=$BD/progs-arm64/stages
 if command -v qemu-aarch64 >/dev/null && [ -x "$ARM_STAGES" ]; then
 	export PTREC_PLUGIN_ETM=${PTREC_PLUGIN_ETM:-$(dirname "$PTREC_PLUGIN")/ptrec-emu-etm.so}
-	exec 3<>ctl
-	"$PTREC" record --emulate -q -o cs.data -- "$ARM_STAGES" <ctl >/dev/null 2>csrec.err 3>&- &
-	rec=$!
-	if wait_for cs.data; then
+	if paced_rec cs.data "$ARM_STAGES" csrec.err; then
 		views="call-trace call-ret-trace branches events json"
-		pids=
-		for v in $views; do
-			"$PTDUMP" --follow -v $(vargs $v) cs.data >cs.$v 2>cs.$v.err 3>&- &
-			pids="$pids $!"
-		done
+		follow_views cs.data cs -v $views
 		wait_match cs.call-trace first_fn
 		t_eq "CoreSight: --follow --call-trace: the first stage's calls before the recording ends" \
 			0 "$?"
@@ -297,17 +296,7 @@ if command -v qemu-aarch64 >/dev/null && [ -x "$ARM_STAGES" ]; then
 		exec 3>&-
 		wait "$rec"
 		t_eq "CoreSight: the paced recording succeeded" 0 "$?"
-		set -- $pids
-		for v in $views; do
-			wait "$1"
-			t_eq "CoreSight: --follow --$v: exit status" 0 "$?"
-			shift
-			"$PTDUMP" $(vargs $v) cs.data >csn.$v 2>csn.$v.err
-			t_eq "CoreSight: --follow --$v: the same bytes as a decode after the end" \
-				"" "$(cmp cs.$v csn.$v 2>&1)"
-			t_eq "CoreSight: --follow --$v: no other warnings" "$(cat csn.$v.err)" \
-				"$(grep -v '^ptdump: --follow: round ' cs.$v.err)"
-		done
+		follow_done "CoreSight: " cs.data cs csn $views
 		t_eq "CoreSight: the second stage ran once" 20000 "$(grep -c later_fn csn.call-trace)"
 	else
 		t_fail "the CoreSight recording did not start" "$(cat csrec.err)"
