@@ -67,9 +67,11 @@ struct cs_ctx {
 	bool ctxid_tid;           /* the tid comes from the traced context ID */
 	bool have_time;
 	uint64_t ts, time;
-	uint64_t ts_prev;         /* the timestamp before ts (cs_settled()) */
+	/* cs_settled(): */
+	uint64_t ts_prev;         /* the timestamp before ts */
 	unsigned nts;             /* timestamps so far, up to 2 */
 	bool seen;                /* an element came from it */
+	bool rng_last, rng_prev;  /* a range came after the last timestamp, the one before */
 	uint8_t mode;             /* 64 (A64) or 32 (A32/T32) */
 	/* the branch that ended the last range (or an exception), waiting for its target */
 	bool pend;
@@ -103,6 +105,7 @@ struct csd {
 	int err;                  /* an error inside a callback (-ENOMEM) */
 	uint64_t cur_idx;         /* trace index of the element being handled */
 	bool timed;               /* the trace units emit timestamps */
+	size_t start_at;          /* cs_settled(): the decode starts here (0: the stream's start) */
 	/*
 	 * cs_settled(): where the last segment's decode stood when its end of
 	 * trace came, which makes OpenCSD give what it holds and the decoder
@@ -268,6 +271,8 @@ static void set_time(struct csd *d, struct cs_ctx *c, uint64_t ts)
 {
 	c->ts_prev = c->ts;
 	c->nts += c->nts < 2;
+	c->rng_prev = c->rng_last;
+	c->rng_last = false;
 	c->ts = ts;
 	c->time = prec_session_tsc_to_time(d->s, ts);
 	c->have_time = true;
@@ -498,6 +503,7 @@ static ocsd_datapath_resp_t elem_in(const void *priv, const ocsd_trc_index_t idx
 		break;
 	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
 		on_range(d, c, el);
+		c->rng_last = c->rng_prev = true;
 		break;
 	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
 		resolve_pending(d, c, el->st_addr);
@@ -760,6 +766,11 @@ static void start_segment(struct csd *d)
 			return;
 		}
 		seg_bounds(d->st, d->seg, &lo, &hi);
+		if (hi <= d->start_at) { /* cs_settled(): before its window */
+			d->seg++;
+			continue;
+		}
+		lo = PREC_MAX(lo, d->start_at);
 		if (d->seg > 0) {
 			struct prec_tev *e;
 
@@ -975,41 +986,72 @@ static int cs_open(struct prec_session *s, const struct prec_stream *stream,
 
 /*
  * ptdump --follow (prec_decoder_ops.settled): the stream is a prefix of one
- * still being written. Its decode, to the end of the bytes there, tells for
- * each trace ID the last two timestamps: all the elements before the last
- * but one came before it from whole packets, in order, and give the events
- * they will give in the whole stream. The end of the prefix lets go of what
- * waits there (a branch for its target, with the time it was taken: the
- * bound is no later), and a segment not yet synced there has an error
- * that the whole stream may not have: then nothing is settled.
+ * still being written. A decode of its end tells, for each trace ID, the
+ * last two timestamps: the elements before the last but one came before it,
+ * from whole packets and in order, and give the events they will give in
+ * the whole stream. The end of the prefix lets go of what waits there: a
+ * branch waiting for its target, taken at its own time. A range after the
+ * last timestamp but one took any branch that waited from before it; a
+ * trace unit without one, or with fewer than two timestamps, needs more of
+ * the stream, up to all of it, where such a branch bounds the time. A last
+ * segment not yet synced has an error the whole stream may not have: then
+ * nothing is settled.
  */
-static uint64_t cs_settled(void *priv)
+#define CS_SETTLE_SCAN ((size_t)64 << 10)
+
+/* The settled timestamp from a decode of @d's stream from @from; 0: none, or not *@enough. */
+static uint64_t settled_from(struct csd *d, size_t from, bool *enough)
 {
-	struct csd *d = priv, *p;
+	struct csd *p;
 	const struct prec_tev *ev;
 	uint64_t ts = UINT64_MAX;
 	bool any = false;
 	void *pp;
 	int err;
 
-	if (!d->timed || cs_open(d->s, d->st, &d->opts, &pp))
+	*enough = false;
+	if (cs_open(d->s, d->st, &d->opts, &pp))
 		return 0;
 	p = pp;
+	p->start_at = from;
 	while ((err = cs_next_ref(p, &ev)) > 0)
 		;
+	*enough = !err;
 	for (size_t i = 0; i < NIDS; i++) {
 		const struct cs_ctx *c = &p->ctx[i];
 
 		if (!c->seen)
 			continue;
 		any = true;
-		ts = PREC_MIN(ts, c->nts >= 2 ? c->ts_prev : 0);
+		if (c->nts < 2 || (from && !c->rng_prev))
+			*enough = false;
+		ts = PREC_MIN(ts, c->ts_prev);
 	}
-	ts = PREC_MIN(ts, p->end_cap);
-	if (err || !any || !p->end_synced || !p->eot)
-		ts = 0;
+	if (!from)
+		ts = PREC_MIN(ts, p->end_cap);
+	if (!any || !p->end_synced || !p->eot)
+		*enough = false;
 	cs_close(p);
-	return ts && ts != UINT64_MAX ? prec_session_tsc_to_time(d->s, ts) : 0;
+	return *enough && ts != UINT64_MAX ? ts : 0;
+}
+
+static uint64_t cs_settled(void *priv)
+{
+	struct csd *d = priv;
+	size_t back = CS_SETTLE_SCAN, from;
+	bool enough;
+	uint64_t ts;
+
+	if (!d->timed)
+		return 0;
+	for (;;) {
+		from = d->st->len > back ? d->st->len - back : 0;
+		ts = settled_from(d, from, &enough);
+		if (enough || !from)
+			break;
+		back *= 4;
+	}
+	return ts ? prec_session_tsc_to_time(d->s, ts) : 0;
 }
 
 const struct prec_decoder_ops prec_coresight_decoder = {
