@@ -241,6 +241,13 @@ struct prec_decoder_opts {
 	 */
 	int jobs;
 	/*
+	 * With jobs: the caller's thread works as hard as a worker on the
+	 * events (--events formats every one), so jobs - 1 workers decode:
+	 * jobs threads keep jobs CPUs busy (with jobs workers beside it, they
+	 * took turns on them, and -j2 --events took 4% longer).
+	 */
+	bool busy_view;
+	/*
 	 * ptdump --merge: the parts that ptdump --shard decoded
 	 * (decoders/shard.h), taken where they fit (else decoded again);
 	 * the events are the same as with none. Intel PT only.

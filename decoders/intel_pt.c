@@ -2577,7 +2577,7 @@ static int par_init(struct ipt *d, int jobs)
 
 	if (!p)
 		return -ENOMEM;
-	p->jobs = prec_jobs_get(jobs);
+	p->jobs = prec_jobs_get(d->opts.busy_view ? jobs - 1 : jobs);
 	if (!p->jobs) {
 		free(p);
 		return 0;

@@ -86,7 +86,7 @@ struct prec_jobs *prec_jobs_get(int n)
 {
 	struct prec_jobs *j;
 
-	if (n < 2)
+	if (n < 1)
 		return NULL;
 	pthread_mutex_lock(&pool_mu);
 	if (!pool)

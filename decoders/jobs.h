@@ -9,7 +9,7 @@
  *	prec_jobs_put(j);
  *
  * prec_jobs_get() returns the one pool (made by the first call, with @n
- * threads) and counts a reference; prec_jobs_put() drops it, and the last
+ * threads; NULL for @n < 1) and counts a reference; prec_jobs_put() drops it, and the last
  * one joins the threads. A task is the caller's and must stay valid until
  * prec_jobs_wait() has returned for it (or it was never submitted).
  */

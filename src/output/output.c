@@ -2137,6 +2137,7 @@ static void decoder_opts(const struct prec_fmt_ctx *f, const struct prec_output_
 	 */
 	dopts->libipt_core = o->libipt_core;
 	dopts->jobs = o->fmt == PREC_FMT_EVENTS && o->libipt_core ? 1 : o->jobs;
+	dopts->busy_view = o->fmt == PREC_FMT_EVENTS;
 	dopts->shards = o->shards;
 	dopts->no_blocks = o->fmt == PREC_FMT_CALL_TRACE || o->fmt == PREC_FMT_CALL_RET_TRACE ||
 			   o->fmt == PREC_FMT_BRANCHES;
