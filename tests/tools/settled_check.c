@@ -21,26 +21,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "decoders/decoder.h"
 #include "interop/importer.h"
 #include "session/session.h"
 
 struct evs {
 	struct prec_tev *e;
-	size_t n, cap;
+	size_t n;
 };
 
 static int push(struct evs *v, const struct prec_tev *ev)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? 2 * v->cap : 1024;
-		struct prec_tev *e = realloc(v->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		v->e = e;
-		v->cap = cap;
-	}
+	if (PREC_ARRAY_RESERVE(v->e, v->n, 1))
+		return -ENOMEM;
 	v->e[v->n++] = *ev;
 	return 0;
 }
