@@ -2008,7 +2008,8 @@ static bool unsettled(struct prec_fmt_ctx *f, const struct prec_tev *ev)
  * at that time or later (without it, a trace without timestamps, whose
  * events all come at UINT64_MAX, is formatted whole), and before an event
  * that needs code the file does not hold yet (unsettled(): ptrec embeds
- * the images of the vdso and of the kernel when it ends); *@until becomes
+ * the code of CPU-wide recordings, and the whole-system tracer's guest
+ * kernel and vdso, when it ends); *@until becomes
  * its time.
  */
 static int merge_streams(struct prec_session *s, struct prec_fmt_ctx *f, struct head *h,

@@ -96,6 +96,7 @@ struct rec {
 	bool stopping; /* the events are being disabled: no more re-enabling */
 	bool etm;     /* the CoreSight software tracer runs */
 	bool exec_enable; /* leaders start at the workload's exec (enable_on_exec) */
+	bool kmat_done;   /* the kernel's symbols, modules and text are in this file */
 	bool read_lost;   /* the kernel takes PERF_FORMAT_LOST (Linux 6.0) */
 	bool snapshot;    /* snapshot mode: -S, or an event with the snapshot term */
 	bool snap_due;    /* a snapshot trigger's sample was read: take one */
@@ -1859,13 +1860,28 @@ static void copy_kcore(struct rec *r, const char *ksyms, const char *mods)
  * What kernel code needs to decode elsewhere: the kernel's symbols, modules
  * and (--kcore) text, asked of the kernel behind the seam: this host's, or
  * the guest's of the whole-system tracer's model.
+ *
+ * @at_start: each file asks once its events are open and before anything
+ * is enabled, as perf's __cmd_record() copies kcore right after
+ * record__open() (builtin-record.c): the text is then the text the traced
+ * code runs (a tracepoint's static key is switched when its event is
+ * opened), and the file holds it before any trace. So a file cut short
+ * (SIGKILL, a full disk) decodes kernel code, and ptdump --follow goes on
+ * into it while the recording runs. A kernel that has no kallsyms yet (the
+ * model's guest has one only after its run) is asked again at the end;
+ * modules loaded during the recording are not in the file.
  */
-static void write_kernel_material(struct rec *r)
+static void write_kernel_material(struct rec *r, bool at_start)
 {
 	char *ksyms = NULL, *mods = NULL;
-	long n;
+	long n = kernel_text(r, "kallsyms", &ksyms);
 
-	if ((n = kernel_text(r, "kallsyms", &ksyms)) > 0) {
+	if (at_start && n <= 0) {
+		free(ksyms);
+		return;
+	}
+	r->kmat_done = true;
+	if (n > 0) {
 		/* With kptr_restrict every address reads as zero: useless for decoding. */
 		if (kallsyms_hidden(ksyms))
 			r->res->kallsyms_hidden = true;
@@ -2115,8 +2131,8 @@ static int finish_file(struct rec *r)
 	err = prec_tfile_writer_flush(r->w);
 	if (!err)
 		err = prec_mapset_embed(r->maps, r->w, r->o->no_embed, &r->res->embed);
-	if (!err && traces_kernel(r))
-		write_kernel_material(r);
+	if (!err && traces_kernel(r) && !r->kmat_done)
+		write_kernel_material(r, false);
 	fill_stats(r, &st, ss);
 	if (!err)
 		err = prec_tfile_writer_close(r->w, &st);
@@ -2389,7 +2405,10 @@ static int kernel_begin(struct rec *r, struct kloop *k)
 	if (err)
 		return err;
 	/* A model's tasks are not this host's processes: nothing in /proc describes them. */
-	return r->k->tasks ? 0 : synthesize(r);
+	err = r->k->tasks ? 0 : synthesize(r);
+	if (!err && traces_kernel(r))
+		write_kernel_material(r, true);
+	return err;
 }
 
 /* ---- --switch-output ---- */
@@ -2466,6 +2485,9 @@ static int switch_file(struct rec *r, bool drain_first)
 	err = open_writer(r, true, r->o->emulate);
 	err = err ? err : write_header(r);
 	err = err ? err : replay_state(r);
+	r->kmat_done = false;
+	if (!err && traces_kernel(r))
+		write_kernel_material(r, true);
 	err = err ? err : rec_started(r);
 	r->sw_base = r->res->aux_bytes + r->res->sideband_bytes;
 	r->snap_in_file = 0;

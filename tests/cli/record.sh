@@ -120,6 +120,28 @@ pkill -f 'while :; do uname' || true
 t_run "SIGKILL: ptdump still reads the file" 0 "$PTDUMP" --sideband k.data
 t_match "SIGKILL: samples from before the kill" 'SAMPLE' "$out"
 t_match "SIGKILL: reported as cut short" 'cut short|no END' "$err"
+# 7b. The kernel's symbols are written once the events are open, before any
+#     trace: a recording killed while its workload runs still holds them.
+#     The kernel is "traced" here through --kcore (a kernel without
+#     /proc/kcore gives its symbols and a note).
+if awk '$3 == "_stext" { exit ($1 ~ /^0+$/) } END { exit !NR }' /proc/kallsyms; then
+	"$PTREC" record -q --kcore -e "$EV" -o kk.data -- sleep 30 &
+	rp=$!
+	for _ in $(seq 50); do [ -s kk.data ] && "$PTDUMP" --info kk.data 2>/dev/null | grep -q KSYMS && break; sleep 0.1; done
+	sleep 0.5
+	kill -KILL "$rp"
+	wait "$rp" 2>/dev/null
+	pkill -f '^sleep 30$' || true
+	t_run "SIGKILL with --kcore: the cut file reads" 0 "$PTDUMP" --info kk.data
+	t_match "SIGKILL with --kcore: cut short" 'cut short' "$out"
+	t_match "SIGKILL with --kcore: the kernel's symbols are in it" '^ *KSYMS +[1-9]' "$out"
+	# all of /proc/kallsyms: its size as --info prints it (MiB, two decimals)
+	t_eq "SIGKILL with --kcore: all of the kernel's kallsyms" \
+		"$(wc -c </proc/kallsyms | awk '{ printf "%.2f MiB", $1 / 1048576 }')" \
+		"$(awk '$1 == "KSYMS" { print $4, $5 }' <<<"$out")"
+else
+	t_skip "SIGKILL with --kcore" "kallsyms hides its addresses"
+fi
 
 # 8. A full disk: a clear error, a non-zero exit, and what was written stays readable.
 mkdir -p full

@@ -53,7 +53,9 @@ struct fake {
 	struct fake_map maps[8];
 	int nmaps;
 	const char *kallsyms;               /* its /proc/kallsyms, or NULL: none */
+	bool kallsyms_late;                 /* none until something was enabled (a model's) */
 	int proc_opens;
+	int proc_open_at;                   /* 1 + the log lines before the first proc_open */
 };
 
 static void logf_(struct fake *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -244,6 +246,8 @@ static int f_close(void *ctx, int fd)
 	return fake_fd(fd) ? 0 : -EBADF;
 }
 
+static const char *joined(const struct fake *f);
+
 /* Its kallsyms, if it has one; no modules, no kcore. */
 static int f_proc_open(void *ctx, const char *name)
 {
@@ -251,7 +255,10 @@ static int f_proc_open(void *ctx, const char *name)
 	int fd;
 
 	f->proc_opens++;
-	if (strcmp(name, "kallsyms") || !f->kallsyms)
+	if (!f->proc_open_at)
+		f->proc_open_at = f->nlog + 1;
+	if (strcmp(name, "kallsyms") || !f->kallsyms ||
+	    (f->kallsyms_late && !strstr(joined(f), "enable ")))
 		return -ENOENT;
 	fd = memfd_create(name, MFD_CLOEXEC);
 	if (fd >= 0 && write(fd, f->kallsyms, strlen(f->kallsyms)) != (ssize_t)strlen(f->kallsyms))
@@ -605,6 +612,68 @@ static void kernel_files_through_seam(void)
 	}
 }
 
+/* The index of the first chunk of @type in the file @path, or -1. */
+static int first_chunk(const char *path, unsigned type)
+{
+	struct prec_tfile_reader *rd;
+	struct prec_tfile_chunk c;
+	int i = 0, at = -1;
+
+	if (prec_tfile_reader_new(path, NULL, &rd, NULL))
+		return -1;
+	for (; at < 0 && prec_tfile_next(rd, &c) > 0; i++)
+		if (c.type == type)
+			at = i;
+	prec_tfile_reader_free(rd);
+	return at;
+}
+
+/*
+ * The kernel's files are asked for once the events are open and before
+ * any is enabled (as perf's __cmd_record() copies kcore after
+ * record__open()), and KSYMS comes before the first AUX chunk: a file cut
+ * short holds them. A kernel without kallsyms then (a model's guest has
+ * one only after its run) is asked again at the end, and its KSYMS is
+ * written there.
+ */
+static void kernel_files_before_trace(void)
+{
+	static const char ks[] = "ffffffff81000000 T _stext\nffffffff81001000 T _etext\n";
+	struct fake f = { .kallsyms = ks, .overrun = true };
+	struct run r;
+	char *got;
+	int i;
+
+	t_fixture_sysroot();
+	if (!setup(&r, &f, "intel_pt//k"))
+		return;
+	T_EQ_INT(prec_record(&r.o, &r.res, &r.d), 0);
+	T_EQ_INT(f.proc_opens, 2); /* kallsyms, modules; once */
+	T_OK(f.proc_open_at > 1);
+	for (i = 0; i < f.nlog; i++)
+		if (!strncmp(f.log[i], "enable ", 7))
+			break;
+	T_OK(i < f.nlog && i >= f.proc_open_at - 1);
+	T_OK(first_chunk(r.out, PREC_TFILE_AUX) >= 0);
+	T_OK(first_chunk(r.out, PREC_TFILE_KSYMS) >= 0);
+	T_OK(first_chunk(r.out, PREC_TFILE_KSYMS) < first_chunk(r.out, PREC_TFILE_AUX));
+	teardown(&r);
+
+	memset(&f, 0, sizeof(f));
+	f.kallsyms = ks;
+	f.kallsyms_late = true;
+	f.overrun = true;
+	if (!setup(&r, &f, "intel_pt//k"))
+		return;
+	T_EQ_INT(prec_record(&r.o, &r.res, &r.d), 0);
+	T_EQ_INT(f.proc_opens, 3); /* kallsyms at the start; kallsyms and modules at the end */
+	got = file_ksyms(r.out);
+	T_EQ_STR(got, ks);
+	T_OK(first_chunk(r.out, PREC_TFILE_KSYMS) > first_chunk(r.out, PREC_TFILE_AUX));
+	free(got);
+	teardown(&r);
+}
+
 /* aux-sample-size: refused before anything is opened (no snapshot mode). */
 static void aux_sampling_refused(void)
 {
@@ -638,7 +707,7 @@ static void refused_aux_mmap(void)
 
 static const struct t_case cases[] = {
 	T(call_order),	 T(lost_at_the_end),	 T(refused_open),	   T(refused_mmap),	T(refused_set_output),
-	T(refused_enable), T(aux_overrun_reenabled), T(refused_aux_mmap), T(kernel_sideband_cpu_wide), T(aux_sampling_refused),
+	T(refused_enable), T(aux_overrun_reenabled), T(refused_aux_mmap), T(kernel_sideband_cpu_wide), T(aux_sampling_refused), T(kernel_files_before_trace),
 	T(address_filter), T(refused_filter_keeps_file), T(kernel_files_through_seam),
 };
 
