@@ -110,13 +110,22 @@ t_eq "second SIGINT: exits at once (128+SIGINT)" 130 "$?"
 pkill -KILL -f 'TERM; while :; do uname' || true
 t_run "second SIGINT: the file still reads" 0 "$PTDUMP" --sideband i2.data
 
+# killed_record WAIT ARG PATTERN ARGS...: ptrec record ARGS in the
+# background, SIGKILLed once the command WAIT ARG returns; then its
+# workload (pkill -f PATTERN) is ended too.
+killed_record() {
+	local w=$1 wa=$2 wl=$3 rp
+	shift 3
+	"$PTREC" record "$@" &
+	rp=$!
+	"$w" "$wa"
+	kill -KILL "$rp"
+	wait "$rp" 2>/dev/null
+	pkill -f "$wl" || true
+}
+
 # 7. SIGKILL: the file reads up to its last whole chunk.
-"$PTREC" record -q -e "$EV" -o k.data -- sh -c 'while :; do uname >/dev/null; done' &
-rp=$!
-sleep 2.5
-kill -KILL "$rp"
-wait "$rp" 2>/dev/null
-pkill -f 'while :; do uname' || true
+killed_record sleep 2.5 'while :; do uname' -q -e "$EV" -o k.data -- sh -c 'while :; do uname >/dev/null; done'
 t_run "SIGKILL: ptdump still reads the file" 0 "$PTDUMP" --sideband k.data
 t_match "SIGKILL: samples from before the kill" 'SAMPLE' "$out"
 t_match "SIGKILL: reported as cut short" 'cut short|no END' "$err"
@@ -124,14 +133,16 @@ t_match "SIGKILL: reported as cut short" 'cut short|no END' "$err"
 #     trace: a recording killed while its workload runs still holds them.
 #     The kernel is "traced" here through --kcore (a kernel without
 #     /proc/kcore gives its symbols and a note).
-if awk '$3 == "_stext" { exit ($1 ~ /^0+$/) } END { exit !NR }' /proc/kallsyms; then
-	"$PTREC" record -q --kcore -e "$EV" -o kk.data -- sleep 30 &
-	rp=$!
-	for _ in $(seq 50); do [ -s kk.data ] && "$PTDUMP" --info kk.data 2>/dev/null | grep -q KSYMS && break; sleep 0.1; done
+# wait_ksyms FILE: until FILE holds KSYMS (5 s at most), and half a second more
+wait_ksyms() {
+	for _ in $(seq 50); do
+		"$PTDUMP" --info "$1" 2>/dev/null | grep -q KSYMS && break
+		sleep 0.1
+	done
 	sleep 0.5
-	kill -KILL "$rp"
-	wait "$rp" 2>/dev/null
-	pkill -f '^sleep 30$' || true
+}
+if awk '$3 == "_stext" { shown = $1 !~ /^0+$/ } END { exit !shown }' /proc/kallsyms; then
+	killed_record wait_ksyms kk.data '^sleep 30$' -q --kcore -e "$EV" -o kk.data -- sleep 30
 	t_run "SIGKILL with --kcore: the cut file reads" 0 "$PTDUMP" --info kk.data
 	t_match "SIGKILL with --kcore: cut short" 'cut short' "$out"
 	t_match "SIGKILL with --kcore: the kernel's symbols are in it" '^ *KSYMS +[1-9]' "$out"
