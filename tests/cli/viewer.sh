@@ -51,11 +51,12 @@ show() {
 		--user-data-dir="$T_TMP/chrome-$name" --virtual-time-budget=20000)
 	# a tall window: the table renders only the rows in view. On a busy
 	# machine the DOM can be taken while speedscope still shows its loading
-	# clock; then take it again (a few times at most).
+	# clock, or its table's heading without its rows yet; then take it again
+	# (a few times at most) until a row names main.
 	local try
-	for try in 1 2 3 4; do
+	for try in 1 2 3 4 5; do
 		timeout 120 "$CHROMIUM" "${flags[@]}" --window-size=1400,6000 --dump-dom "$url" >"$name.dom" 2>>"$name.chrome.err"
-		grep -q 'Symbol Name' "$name.dom" && break
+		sed 's/<[^>]*>/\n/g' "$name.dom" | grep -qE '^main( \{.*)?$' && break
 		sleep "$try"
 	done
 	timeout 120 "$CHROMIUM" "${flags[@]}" --window-size=1400,900 --screenshot="$ART/viewer-$name.png" "$url" \
