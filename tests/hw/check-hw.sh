@@ -12,6 +12,9 @@
 #     and not window_fn;
 #   - perf script agrees on the export: ptdump --to-perf-data, then perf's
 #     own decoder gives the same calls per thread as ptdump, without errors.
+#   - a kernel trace (--kcore) followed while it is recorded: ptdump
+#     --follow writes calls before the recording ends, and then the bytes
+#     of a decode after the end.
 # It ends with a short report (machine, kernel, tracer and its caps, perf,
 # each check) to paste into a bug report; make check-hw also keeps it in
 # $B/check-hw-report.txt. It skips where there is no tracer.
@@ -190,6 +193,60 @@ fi
 n=forkexec
 rec "$n" -e "$T_TRACER//u" -- "$PROGS/forkexec" 50
 recorded "$n" "fork and exec" 3 && decodes "$n" --call-trace "fork and exec"
+
+# A kernel trace followed while it is recorded: ptrec writes the kernel's
+# symbols and (--kcore) text once its events are open, before any trace, so
+# ptdump --follow writes the kernel calls of the shell's start while it
+# waits on its fifo (the bound needs two PSBs: a whole trace of the kernel,
+# not a window of one syscall), and in the end the bytes of a decode after
+# the end. The software tracer traces user space: there the same steps
+# follow a full trace of the paced workload (tests/progs/stages.c).
+# followed NAME TITLE SPEC WORKLOAD...: those steps.
+followed() {
+	local n=$1 title=$2 spec=$3 rp fp fstatus early=0
+	shift 3
+	rm -f "$n.fifo" "$n.data"
+	mkfifo "$n.fifo"
+	exec 3<>"$n.fifo"
+	t_rec -q --kcore -o "$n.data" -e "$spec" -- "$@" <"$n.fifo" >/dev/null 2>"$n.rec.err" 3>&- &
+	rp=$!
+	for _ in $(seq 300); do [ -s "$n.data" ] && break; sleep 0.1; done
+	"$PTDUMP" --follow --call-trace "$n.data" >"$n.fol" 2>"$n.fol.err" 3>&- &
+	fp=$!
+	# call lines (not trigger samples) while the workload waits: 30 s at most
+	for _ in $(seq 300); do
+		early=$(grep $'\t' "$n.fol" 2>/dev/null | grep -vc -- ' -- \(pause\|resume\) trigger ')
+		[ "$early" -gt 0 ] && break
+		sleep 0.1
+	done
+	echo go >&3
+	exec 3>&-
+	wait "$rp"
+	rec_status=$?
+	wait "$fp"
+	fstatus=$?
+	recorded "$n" "$title" 0 || return
+	if [ "$early" -gt 0 ]; then
+		hw_pass "$title: --follow writes calls while the recording runs ($early lines)"
+	else
+		hw_fail "$title: --follow writes calls while the recording runs" \
+			"none before the workload went on: $(head -n 3 "$n.fol.err")"
+	fi
+	"$PTDUMP" --call-trace "$n.data" >"$n.after" 2>/dev/null
+	if [ "$fstatus" = 0 ] && cmp -s "$n.fol" "$n.after"; then
+		hw_pass "$title: --follow wrote the bytes of a decode after the end"
+	else
+		hw_fail "$title: --follow wrote the bytes of a decode after the end" \
+			"status $fstatus; $(cmp "$n.fol" "$n.after" 2>&1 | head -n 1)"
+	fi
+}
+if [ "$FORCED" = 1 ]; then
+	followed follow-user "followed trace (user space)" "$T_TRACER//u" "$PROGS/stages" 20000
+elif [ ! -r /proc/kcore ]; then
+	hw_skip "followed kernel trace" "this kernel has no /proc/kcore to copy its code from"
+else
+	followed follow-kernel "followed kernel trace" "$T_TRACER//k" sh -c 'read -r x; uname'
+fi
 
 report
 t_done
