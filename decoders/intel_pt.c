@@ -3019,6 +3019,46 @@ static int last_psbs(struct ipt *d, size_t lo, size_t hi, size_t *prev, size_t *
  * window_cut()), and nothing after P comes before the timestamp in P's
  * PSB+, whose time this returns (0: no such P, or no timestamps).
  */
+/*
+ * --follow, where the trace was paused or stopped since the last whole
+ * PSB+ (@from): the TSC of the last TSC packet before the last whole
+ * TIP.PGD in [@from, @hi), or 0. Everything up to that TIP.PGD is in the
+ * bytes, so the events before it decode as from the whole stream (the
+ * query decoder looks ahead no further than the next branch packet, and
+ * at a disable nothing waits for a target), and events after that TSC
+ * packet come at its time or later. Windows of pause/resume start with a
+ * TSC packet and often have no PSB+ of their own: with this bound each
+ * one comes out once the next has ended, not only after two PSBs.
+ */
+#define PGD_SCAN_MAX ((size_t)16 << 20)
+
+static uint64_t last_pgd_tsc(struct ipt *d, size_t from, size_t hi)
+{
+	struct pt_config cfg = d->cfg;
+	struct pt_packet_decoder *pk;
+	struct pt_packet p;
+	const uint8_t *b = d->st->data + from;
+	uint64_t tsc = 0, at = 0;
+
+	if (hi <= from || hi - from > PGD_SCAN_MAX ||
+	    (d->windowed && prec_stream_read(&d->rd, from, hi, &b)))
+		return 0;
+	cfg.begin = (uint8_t *)b;
+	cfg.end = (uint8_t *)b + (hi - from);
+	pk = pt_pkt_alloc_decoder(&cfg);
+	if (!pk)
+		return 0;
+	if (pt_pkt_sync_set(pk, 0) >= 0)
+		while (pt_pkt_next(pk, &p, sizeof(p)) >= 0) {
+			if (p.type == ppt_tsc)
+				tsc = p.payload.tsc.tsc;
+			else if (p.type == ppt_tip_pgd)
+				at = tsc;
+		}
+	pt_pkt_free_decoder(pk);
+	return at;
+}
+
 static uint64_t ipt_settled(void *priv)
 {
 	struct ipt *d = priv;
@@ -3040,6 +3080,12 @@ static uint64_t ipt_settled(void *priv)
 	}
 	if (!err && prev < hi)
 		t = seg_first_time(d, prev, hi);
+	if (!err && last < hi) {
+		uint64_t tsc = last_pgd_tsc(d, last, hi);
+
+		if (tsc)
+			t = PREC_MAX(t, prec_session_tsc_to_time(d->s, tsc));
+	}
 	prec_stream_reader_fini(&d->rd);
 	d->rd = keep;
 	return t;

@@ -84,14 +84,22 @@ vargs() {
 	esac
 }
 
-# paced_rec FILE PROG ERR: ptrec records PROG into FILE (stderr: ERR), its
+# paced_rec FILE PROG ERR [OPTS...]: ptrec records PROG into FILE (stderr:
+# ERR; OPTS: more record options, then PROG's arguments after --), its
 # input the fifo ctl, which fd 3 holds open for writing (a line a stage,
 # the close its end); rec: ptrec's pid. Returns as wait_for FILE.
 paced_rec() {
+	local f=$1 prog=$2 err=$3 opts=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
 	exec 3<>ctl
-	"$PTREC" record --emulate -q -o "$1" -- "$2" <ctl >/dev/null 2>"$3" 3>&- &
+	"$PTREC" record --emulate -q -o "$f" "${opts[@]}" -- "$prog" "$@" <ctl >/dev/null 2>"$err" 3>&- &
 	rec=$!
-	wait_for "$1"
+	wait_for "$f"
 }
 
 # follow_views FILE OUT OPTS VIEW...: ptdump --follow OPTS of each VIEW of
@@ -324,6 +332,44 @@ for f in s.data cs.data; do
 	t_eq "settled_check $f: most cuts have a settled time (${2:-0} of ${1:-0}), events compared (${3:-0})" \
 		1 "$(( ${1:-0} >= 10 && ${2:-0} * 10 >= ${1:-0} * 7 && ${3:-0} > 0 ))"
 done
+
+# ---- 5d. windows of pause and resume ----
+
+# Windows resumed at first_fn's entry and paused at its return, 100 of them
+# in the first stage: a few KB with one PSB+, at the start. Each window
+# begins with a timestamp and ends with a TIP.PGD, and the bound is the
+# timestamp before the last whole one (ipt_settled()), so the first stage's
+# windows come out while the recording waits for the second (a bound that
+# needs two PSBs never comes before the end).
+if paced_rec w.data "$PROGS/stages" wrec.err -e intel_pt/aux-action=start-paused/u \
+	-e "uprobe:$PROGS/stages:first_fn/aux-action=resume/" \
+	-e "uretprobe:$PROGS/stages:first_fn/aux-action=pause/" -- 100; then
+	follow_views w.data w "" call-ret-trace events
+	wait_match w.call-ret-trace 'tr end .*(paused by '
+	t_eq "windows: --follow --call-ret-trace writes ended windows while the recording runs" 0 "$?"
+	wait_match w.events "block 0x"
+	t_eq "windows: --follow --events writes blocks while the recording runs" 0 "$?"
+	kill -0 "$rec" 2>/dev/null
+	t_eq "windows: ptrec is still recording meanwhile" 0 "$?"
+	n1=$(grep -c 'tr end .*(paused by ' w.call-ret-trace)
+	echo >&3
+	exec 3>&-
+	wait "$rec"
+	t_eq "windows: the paced recording succeeded" 0 "$?"
+	follow_done "windows: " w.data w wn call-ret-trace events
+	t_eq "windows: the first stage's 100 windows, of which some came out before the second ($n1)" \
+		"100 1" "$(grep -c 'tr end .*(paused by ' wn.call-ret-trace) $(( n1 > 0 && n1 < 100 ))"
+	t_run "settled_check w.data, cut at every byte" 0 "$SETTLED_CHECK" -s 1 w.data
+	set -- $(sed -n 's/^stream 0: \([0-9]*\) cuts, \([0-9]*\) with .*, \([0-9]*\) events compared, \([0-9]*\) differ$/\1 \2 \3 \4/p' <<<"$out")
+	t_eq "settled_check w.data: the prefixes' events before their settled time are the whole stream's" \
+		"0" "${4:-missing}"
+	t_eq "settled_check w.data: most cuts have a settled time (${2:-0} of ${1:-0})" \
+		1 "$(( ${1:-0} >= 1000 && ${2:-0} * 10 >= ${1:-0} * 9 ))"
+else
+	t_fail "the windowed recording did not start" "$(cat wrec.err)"
+	exec 3>&-
+	wait "$rec"
+fi
 
 # ---- 6. no writer, and what --follow refuses ----
 
