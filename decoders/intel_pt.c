@@ -3037,11 +3037,14 @@ static uint64_t last_pgd_tsc(struct ipt *d, size_t from, size_t hi)
 	struct pt_config cfg = d->cfg;
 	struct pt_packet_decoder *pk;
 	struct pt_packet p;
-	const uint8_t *b = d->st->data + from;
+	const uint8_t *b = NULL;
 	uint64_t tsc = 0, at = 0;
 
-	if (hi <= from || hi - from > PGD_SCAN_MAX ||
-	    (d->windowed && prec_stream_read(&d->rd, from, hi, &b)))
+	if (hi <= from || hi - from > PGD_SCAN_MAX)
+		return 0;
+	if (!d->windowed)
+		b = d->st->data + from;
+	else if (prec_stream_read(&d->rd, from, hi, &b))
 		return 0;
 	cfg.begin = (uint8_t *)b;
 	cfg.end = (uint8_t *)b + (hi - from);
