@@ -3011,15 +3011,6 @@ static int last_psbs(struct ipt *d, size_t lo, size_t hi, size_t *prev, size_t *
 }
 
 /*
- * ptdump --follow: the stream's bytes are a prefix of a stream still being
- * written, which may end inside a packet. The decode is settled before the
- * last whole PSB+ but one (call it P, followed by the whole PSB+ Q): the
- * window from P to Q and Q's PSB+ are there, so everything before P comes
- * out as from the whole stream (the same as a cut between windows, see
- * window_cut()), and nothing after P comes before the timestamp in P's
- * PSB+, whose time this returns (0: no such P, or no timestamps).
- */
-/*
  * --follow, where the trace was paused or stopped since the last whole
  * PSB+ (@from): the TSC of the last TSC packet before the last whole
  * TIP.PGD in [@from, @hi), or 0. Everything up to that TIP.PGD is in the
@@ -3062,6 +3053,15 @@ static uint64_t last_pgd_tsc(struct ipt *d, size_t from, size_t hi)
 	return at;
 }
 
+/*
+ * ptdump --follow: the stream's bytes are a prefix of a stream still being
+ * written, which may end inside a packet. The decode is settled before the
+ * last whole PSB+ but one (call it P, followed by the whole PSB+ Q): the
+ * window from P to Q and Q's PSB+ are there, so everything before P comes
+ * out as from the whole stream (the same as a cut between windows, see
+ * window_cut()), and nothing after P comes before the timestamp in P's
+ * PSB+, whose time this returns (0: no such P, or no timestamps).
+ */
 static uint64_t ipt_settled(void *priv)
 {
 	struct ipt *d = priv;
