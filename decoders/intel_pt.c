@@ -3060,7 +3060,8 @@ static uint64_t last_pgd_tsc(struct ipt *d, size_t from, size_t hi)
  * window from P to Q and Q's PSB+ are there, so everything before P comes
  * out as from the whole stream (the same as a cut between windows, see
  * window_cut()), and nothing after P comes before the timestamp in P's
- * PSB+, whose time this returns (0: no such P, or no timestamps).
+ * PSB+, whose time this returns (0: no such P, or no timestamps); or the
+ * time of last_pgd_tsc() after the last whole PSB+, where that is later.
  */
 static uint64_t ipt_settled(void *priv)
 {
