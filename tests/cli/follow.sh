@@ -322,11 +322,15 @@ fi
 # timestamps) and compares, at each cut, the events before the decoder's
 # settled time with the whole stream's first events.
 SETTLED_CHECK=$BD/tools/settled_check
+# settled_nums OUT: settled_check's line for stream 0 as C S E D (cuts,
+# with a settled time, events compared, differ)
+settled_nums() {
+	sed -n 's/^stream 0: \([0-9]*\) cuts, \([0-9]*\) with .*, \([0-9]*\) events compared, \([0-9]*\) differ$/\1 \2 \3 \4/p' <<<"$1"
+}
 for f in s.data cs.data; do
 	[ -s "$f" ] || continue
 	t_run "settled_check $f" 0 "$SETTLED_CHECK" -s 3001 "$f"
-	# stream 0: C cuts, S with a settled time, E events compared, D differ
-	set -- $(sed -n 's/^stream 0: \([0-9]*\) cuts, \([0-9]*\) with .*, \([0-9]*\) events compared, \([0-9]*\) differ$/\1 \2 \3 \4/p' <<<"$out")
+	set -- $(settled_nums "$out")
 	t_eq "settled_check $f: the prefixes' events before their settled time are the whole stream's" \
 		"0" "${4:-missing}"
 	t_eq "settled_check $f: most cuts have a settled time (${2:-0} of ${1:-0}), events compared (${3:-0})" \
@@ -360,7 +364,7 @@ if paced_rec w.data "$PROGS/stages" wrec.err -e intel_pt/aux-action=start-paused
 	t_eq "windows: the first stage's 100 windows, of which some came out before the second ($n1)" \
 		"100 1" "$(grep -c 'tr end .*(paused by ' wn.call-ret-trace) $(( n1 > 0 && n1 < 100 ))"
 	t_run "settled_check w.data, cut at every byte" 0 "$SETTLED_CHECK" -s 1 w.data
-	set -- $(sed -n 's/^stream 0: \([0-9]*\) cuts, \([0-9]*\) with .*, \([0-9]*\) events compared, \([0-9]*\) differ$/\1 \2 \3 \4/p' <<<"$out")
+	set -- $(settled_nums "$out")
 	t_eq "settled_check w.data: the prefixes' events before their settled time are the whole stream's" \
 		"0" "${4:-missing}"
 	t_eq "settled_check w.data: most cuts have a settled time (${2:-0} of ${1:-0})" \
